@@ -1,0 +1,383 @@
+//! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
+
+use crate::avoidance::Avoidance;
+use crate::startup::{Startup, StartupAction};
+use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
+use startlab_units::{Dur, Time};
+
+/// Configuration that builds a [`Controller`].
+#[derive(Clone, Debug)]
+pub struct CcConfig {
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u64,
+    /// Initial window in bytes.
+    pub initial_window: u64,
+    /// Initial slow-start threshold.
+    pub initial_ssthresh: Ssthresh,
+    /// Loss window after a timeout, in bytes (RFC 5681 LW = 1 SMSS).
+    pub loss_window: u64,
+    /// Apply RFC 7661 / Linux `tcp_is_cwnd_limited`: no growth while not cwnd-limited.
+    pub cwnd_validation: bool,
+    /// Linux clamps slow start at ssthresh and carries the rest into avoidance; RFC 5681 does not
+    /// clamp (ALGORITHMS.md §1.4). Off by default.
+    pub linux_ss_clamp: bool,
+}
+
+/// Phase of the congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `cwnd < ssthresh`, growth decided by the startup plug-in.
+    SlowStart,
+    /// In loss recovery (the endpoint drives the window until recovery ends).
+    Recovery,
+    /// Linear growth decided by the avoidance plug-in.
+    CongestionAvoidance,
+}
+
+/// The record of the end of startup, written once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StartupExit {
+    /// When the exponential phase ended.
+    pub time: Time,
+    /// Why.
+    pub reason: ExitReason,
+    /// cwnd at that moment, before any reduction (bytes).
+    pub cwnd: f64,
+}
+
+/// Read-only view of the controller state handed to plug-ins.
+#[derive(Clone, Copy, Debug)]
+pub struct CcView {
+    /// Congestion window (bytes).
+    pub cwnd: f64,
+    /// Slow-start threshold.
+    pub ssthresh: Ssthresh,
+    /// Segment size (bytes).
+    pub mss: u64,
+    /// Completed rounds so far (§0.3).
+    pub round: u64,
+    /// Smallest RTT sample seen so far.
+    pub min_rtt: Option<Dur>,
+}
+
+/// A congestion controller generic over a startup and an avoidance plug-in (enum dispatch).
+#[derive(Debug)]
+pub struct Controller {
+    cfg: CcConfig,
+    cwnd: f64,
+    ssthresh: Ssthresh,
+    phase: Phase,
+    startup: Startup,
+    avoidance: Avoidance,
+    exit: Option<StartupExit>,
+    entered_ca: Option<Time>,
+    round: u64,
+    round_end: Option<u64>,
+    min_rtt: Option<Dur>,
+}
+
+impl Controller {
+    /// Builds a controller in slow start with the configured initial window.
+    pub fn new(cfg: CcConfig, startup: Startup, avoidance: Avoidance) -> Controller {
+        let mut c = Controller {
+            cwnd: cfg.initial_window as f64,
+            ssthresh: cfg.initial_ssthresh,
+            phase: Phase::SlowStart,
+            startup,
+            avoidance,
+            exit: None,
+            entered_ca: None,
+            round: 0,
+            round_end: None,
+            min_rtt: None,
+            cfg,
+        };
+        if !c.ssthresh.above(c.cwnd) {
+            // An initial ssthresh at or below the initial window: startup ends before it begins.
+            c.phase = Phase::CongestionAvoidance;
+            c.exit = Some(StartupExit { time: Time::ZERO, reason: ExitReason::Ssthresh, cwnd: c.cwnd });
+            c.entered_ca = Some(Time::ZERO);
+        }
+        c
+    }
+
+    /// Congestion window in bytes.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    /// Slow-start threshold.
+    pub fn ssthresh(&self) -> Ssthresh {
+        self.ssthresh
+    }
+    /// Current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// Segment size in bytes.
+    pub fn mss(&self) -> u64 {
+        self.cfg.mss
+    }
+    /// The end of the exponential phase, once it happened.
+    pub fn startup_exit(&self) -> Option<StartupExit> {
+        self.exit
+    }
+    /// The first entry into congestion avoidance outside recovery: `t_su` of ALGORITHMS.md §19.
+    pub fn entered_ca(&self) -> Option<Time> {
+        self.entered_ca
+    }
+    /// Name of the startup plug-in.
+    pub fn startup_name(&self) -> &'static str {
+        self.startup.name()
+    }
+    /// Name of the avoidance plug-in.
+    pub fn avoidance_name(&self) -> &'static str {
+        self.avoidance.name()
+    }
+    /// Rounds completed (§0.3).
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    fn view(&self) -> CcView {
+        CcView {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            mss: self.cfg.mss,
+            round: self.round,
+            min_rtt: self.min_rtt,
+        }
+    }
+
+    /// Called when a data segment is first sent; starts the first round (§0.3).
+    pub fn on_first_send(&mut self, snd_nxt: u64) {
+        if self.round_end.is_none() {
+            self.round_end = Some(snd_nxt);
+        }
+    }
+
+    /// An ACK that advanced the cumulative ACK point, outside loss recovery.
+    pub fn on_ack(&mut self, ack: &AckEvent) {
+        if let Some(rtt) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        // §0.3: a round ends on the first ACK that covers round_end_seq.
+        if let Some(end) = self.round_end {
+            if ack.ack_seq > end {
+                self.round += 1;
+                self.round_end = Some(ack.snd_nxt);
+            }
+        }
+        if self.phase == Phase::Recovery || ack.newly_acked == 0 {
+            return;
+        }
+        let growth_allowed = ack.cwnd_limited || !self.cfg.cwnd_validation;
+        if self.phase == Phase::SlowStart {
+            let view = self.view();
+            let StartupAction { increase, exit } = self.startup.on_ack(&view, ack);
+            if growth_allowed {
+                self.cwnd += increase;
+            }
+            if let Some(reason) = exit {
+                self.ssthresh = Ssthresh::Bytes(self.cwnd);
+                self.leave_startup(ack.now, reason);
+            }
+            if !self.ssthresh.above(self.cwnd) {
+                if self.cfg.linux_ss_clamp {
+                    if let Ssthresh::Bytes(s) = self.ssthresh {
+                        self.cwnd = self.cwnd.min(s.max(self.cfg.mss as f64));
+                    }
+                }
+                self.leave_startup(ack.now, ExitReason::Ssthresh);
+                self.enter_ca(ack.now);
+            }
+        } else if growth_allowed {
+            self.cwnd = self.avoidance.on_ack(&self.view(), ack);
+        }
+        debug_assert!(self.cwnd > 0.0, "cwnd must stay positive");
+    }
+
+    /// A congestion signal: the avoidance plug-in returns the new ssthresh (ns-3's rule: the
+    /// algorithm returns ssthresh, it does not set it). For a fast retransmit the endpoint then sets
+    /// the recovery window; for a timeout cwnd becomes the loss window.
+    pub fn on_congestion(&mut self, ev: &CongestionEvent) {
+        let reason = match ev.kind {
+            CongestionKind::FastRetransmit => ExitReason::Loss,
+            CongestionKind::Timeout => ExitReason::Timeout,
+        };
+        if self.phase == Phase::SlowStart {
+            self.leave_startup(ev.now, reason);
+        }
+        let view = self.view();
+        let mut ss = self.avoidance.ssthresh_after_loss(&view, ev);
+        if ev.kind == CongestionKind::Timeout && self.phase == Phase::Recovery {
+            // NOTE: RFC 5681 §3.1 asks for ssthresh "no more than" max(FlightSize/2, 2*SMSS) on a
+            // timeout. During SACK recovery FlightSize spans every byte sent since the loss (new data
+            // included) and can be several windows; like Linux (tcp_enter_loss keeps the recovery's
+            // ssthresh when already in Recovery) we never raise ssthresh above the value this
+            // episode already chose.
+            ss = ss.min(self.ssthresh.as_f64());
+        }
+        let ss = ss.max(2.0 * self.cfg.mss as f64);
+        self.ssthresh = Ssthresh::Bytes(ss);
+        match ev.enter_recovery {
+            true => {
+                self.cwnd = ss;
+                self.phase = Phase::Recovery;
+            }
+            false => {
+                self.cwnd = self.cfg.loss_window as f64;
+                self.phase = if self.ssthresh.above(self.cwnd) { Phase::SlowStart } else { Phase::CongestionAvoidance };
+            }
+        }
+        self.avoidance.on_congestion(&self.view(), ev);
+    }
+
+    /// A timeout while the window is already collapsed (RFC 6298 backoff): cwnd back to the loss
+    /// window, ssthresh held (RFC 5681 §3.1 / ALGORITHMS.md §2.5).
+    pub fn on_repeated_timeout(&mut self) {
+        self.cwnd = self.cfg.loss_window as f64;
+        if self.phase == Phase::Recovery {
+            self.phase = Phase::SlowStart;
+        }
+    }
+
+    /// The endpoint's loss recovery sets the window directly (Reno inflation, NewReno partial
+    /// deflation). Only valid in [`Phase::Recovery`].
+    pub fn set_recovery_cwnd(&mut self, cwnd: f64) {
+        debug_assert_eq!(self.phase, Phase::Recovery, "recovery window outside recovery");
+        self.cwnd = cwnd.max(self.cfg.mss as f64);
+    }
+
+    /// Recovery ended with window `cwnd`; the controller resumes in slow start or avoidance.
+    pub fn on_recovery_exit(&mut self, now: Time, cwnd: f64) {
+        self.cwnd = cwnd.max(self.cfg.mss as f64);
+        if self.ssthresh.above(self.cwnd) {
+            self.phase = Phase::SlowStart;
+        } else {
+            self.enter_ca(now);
+        }
+    }
+
+    /// RFC 5681 §4.1 restart after idle: cwnd = min(IW, cwnd).
+    pub fn on_idle_restart(&mut self) {
+        self.cwnd = self.cwnd.min(self.cfg.initial_window as f64);
+        if self.ssthresh.above(self.cwnd) {
+            self.phase = Phase::SlowStart;
+        }
+    }
+
+    fn leave_startup(&mut self, now: Time, reason: ExitReason) {
+        if self.exit.is_none() {
+            self.exit = Some(StartupExit { time: now, reason, cwnd: self.cwnd });
+        }
+    }
+
+    fn enter_ca(&mut self, now: Time) {
+        self.phase = Phase::CongestionAvoidance;
+        if self.entered_ca.is_none() {
+            self.entered_ca = Some(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::avoidance::Reno;
+    use crate::startup::SlowStart;
+
+    const MSS: u64 = 1000;
+
+    fn controller(iw: u64, ssthresh: Ssthresh) -> Controller {
+        Controller::new(
+            CcConfig {
+                mss: MSS,
+                initial_window: iw * MSS,
+                initial_ssthresh: ssthresh,
+                loss_window: MSS,
+                cwnd_validation: false,
+                linux_ss_clamp: false,
+            },
+            Startup::SlowStart(SlowStart),
+            Avoidance::Reno(Reno),
+        )
+    }
+
+    fn ack(now_ms: u64, acked: u64, ack_seq: u64) -> AckEvent {
+        AckEvent {
+            now: Time(now_ms * 1_000_000),
+            newly_acked: acked,
+            ack_seq,
+            snd_nxt: ack_seq,
+            rtt: Some(Dur::from_millis(100)),
+            flight_size: 0,
+            cwnd_limited: true,
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round_and_enters_avoidance_at_ssthresh() {
+        // IW 1, ssthresh 64 segments, one ACK per segment: 2^k after k rounds (ALGORITHMS.md §1.7).
+        let mut c = controller(1, Ssthresh::Bytes(64.0 * MSS as f64));
+        let mut seq = 0;
+        for round in 1..=6 {
+            let segments = c.cwnd() as u64 / MSS;
+            for _ in 0..segments {
+                seq += MSS;
+                c.on_ack(&ack(round * 100, MSS, seq));
+            }
+            assert_eq!(c.cwnd() as u64, MSS << round, "cwnd should double in round {round}");
+        }
+        assert_eq!(c.phase(), Phase::CongestionAvoidance, "64 segments reached after 6 rounds");
+        let exit = c.startup_exit().expect("startup ended");
+        assert_eq!(exit.reason, ExitReason::Ssthresh);
+        assert_eq!(c.entered_ca(), Some(Time(600_000_000)));
+    }
+
+    #[test]
+    fn avoidance_adds_about_one_segment_per_window() {
+        let mut c = controller(10, Ssthresh::Bytes(10.0 * MSS as f64));
+        assert_eq!(c.phase(), Phase::CongestionAvoidance);
+        for i in 0..10 {
+            c.on_ack(&ack(1, MSS, (i + 1) * MSS));
+        }
+        let grown = c.cwnd() - 10.0 * MSS as f64;
+        assert!(grown > 0.95 * MSS as f64 && grown <= MSS as f64, "grew {grown} bytes in one window");
+    }
+
+    #[test]
+    fn fast_retransmit_halves_flight_and_records_loss_exit_once() {
+        let mut c = controller(2, Ssthresh::Infinite);
+        c.on_ack(&ack(1, MSS, MSS));
+        c.on_congestion(&CongestionEvent {
+            now: Time(5),
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 30 * MSS,
+            enter_recovery: true,
+        });
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(15.0 * MSS as f64));
+        assert_eq!(c.phase(), Phase::Recovery);
+        let exit = c.startup_exit().unwrap();
+        assert_eq!((exit.reason, exit.cwnd), (ExitReason::Loss, 3.0 * MSS as f64));
+        assert_eq!(c.entered_ca(), None, "t_su is the recovery exit, not the loss");
+        c.on_congestion(&CongestionEvent { now: Time(9), kind: CongestionKind::Timeout, flight_size: 10 * MSS, enter_recovery: false });
+        assert_eq!(c.startup_exit().unwrap().reason, ExitReason::Loss, "the exit is written once");
+        assert_eq!(c.cwnd(), MSS as f64);
+    }
+
+    #[test]
+    fn a_timeout_during_recovery_never_raises_ssthresh() {
+        let mut c = controller(2, Ssthresh::Infinite);
+        c.on_congestion(&CongestionEvent { now: Time(1), kind: CongestionKind::FastRetransmit, flight_size: 100 * MSS, enter_recovery: true });
+        c.on_congestion(&CongestionEvent { now: Time(2), kind: CongestionKind::Timeout, flight_size: 300 * MSS, enter_recovery: false });
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(50.0 * MSS as f64), "FlightSize grew during recovery; ssthresh must not");
+        assert_eq!(c.cwnd(), MSS as f64);
+    }
+
+    #[test]
+    fn ssthresh_never_falls_below_two_segments() {
+        let mut c = controller(2, Ssthresh::Infinite);
+        c.on_congestion(&CongestionEvent { now: Time(1), kind: CongestionKind::Timeout, flight_size: MSS, enter_recovery: false });
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(2.0 * MSS as f64));
+    }
+}

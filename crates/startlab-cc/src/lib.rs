@@ -1,0 +1,119 @@
+//! Sans-IO congestion control for startlab.
+//!
+//! This crate knows no clock, socket or event queue. A driver (the simulator's TCP sender, or later a
+//! real user-space transport) passes in events with the current time, and reads back the window the
+//! [`Controller`] decided. The controller owns `cwnd`, `ssthresh` and the phase; it is generic over
+//! two orthogonal plug-ins chosen by configuration:
+//!
+//! * a **startup** algorithm ([`startup`]) that decides how the window grows while `cwnd < ssthresh`
+//!   and may end startup early with a reason, and
+//! * an **avoidance** algorithm ([`avoidance`]) for the linear phase and for the window after a
+//!   congestion signal.
+//!
+//! Loss *recovery* (Tahoe, Reno, NewReno, SACK) belongs to the TCP endpoint, which calls
+//! [`Controller::on_congestion`], [`Controller::set_recovery_cwnd`] and
+//! [`Controller::on_recovery_exit`].
+//!
+//! Windows are in bytes as `f64` (ALGORITHMS.md §0.1: bytes with a fractional part); "infinite"
+//! ssthresh is `None`-free: it is [`Ssthresh::Infinite`], never a sentinel number.
+
+pub mod avoidance;
+mod controller;
+pub mod startup;
+
+pub use controller::{Controller, CcConfig, CcView, Phase, StartupExit};
+pub use startlab_units::{Dur, Time};
+
+/// Why startup ended. Recorded once per flow, reported in results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The window reached ssthresh (RFC 5681: congestion avoidance once `cwnd >= ssthresh`).
+    Ssthresh,
+    /// Loss detected by duplicate ACKs or SACK.
+    Loss,
+    /// A retransmission timeout.
+    Timeout,
+}
+
+impl ExitReason {
+    /// The name used in results (`exit_reason`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitReason::Ssthresh => "ssthresh",
+            ExitReason::Loss => "loss",
+            ExitReason::Timeout => "timeout",
+        }
+    }
+}
+
+/// The slow-start threshold: a byte count, or infinite (RFC 5681 "arbitrarily high").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ssthresh {
+    /// No threshold: only a congestion signal or a startup algorithm ends slow start.
+    Infinite,
+    /// A threshold in bytes.
+    Bytes(f64),
+}
+
+impl Ssthresh {
+    /// True if a window of `cwnd` bytes is below the threshold (slow start). `cwnd == ssthresh` is
+    /// congestion avoidance (ALGORITHMS.md §20 item 1, as Linux `tcp_in_slow_start`).
+    pub fn above(self, cwnd: f64) -> bool {
+        match self {
+            Ssthresh::Infinite => true,
+            Ssthresh::Bytes(s) => cwnd < s,
+        }
+    }
+    /// The threshold in bytes, `f64::INFINITY` when infinite (for traces and reporting only).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Ssthresh::Infinite => f64::INFINITY,
+            Ssthresh::Bytes(s) => s,
+        }
+    }
+}
+
+/// An acknowledgement as the controller sees it. A struct, so that events can gain fields without
+/// touching every algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// When the ACK arrived.
+    pub now: Time,
+    /// Bytes newly acknowledged cumulatively by this ACK (`N` of ALGORITHMS.md §0.2).
+    pub newly_acked: u64,
+    /// The new cumulative ACK point (`SND.UNA` after this ACK).
+    pub ack_seq: u64,
+    /// `SND.NXT` when the ACK arrived (for round accounting, §0.3).
+    pub snd_nxt: u64,
+    /// RTT sample from the newest newly acknowledged, never retransmitted segment (Linux `ca_rtt`);
+    /// `None` when Karn's rule forbids a sample.
+    pub rtt: Option<Dur>,
+    /// Bytes in flight after this ACK (RFC 5681 FlightSize).
+    pub flight_size: u64,
+    /// Whether the sender used its whole window recently (RFC 7661): growth is suspended when not.
+    pub cwnd_limited: bool,
+}
+
+/// What kind of congestion signal the endpoint saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionKind {
+    /// Three duplicate ACKs or SACK loss detection: entering fast recovery.
+    FastRetransmit,
+    /// Retransmission timer expiry (first expiry of an episode; backoffs do not call again).
+    Timeout,
+}
+
+/// A congestion signal.
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    /// When it was detected.
+    pub now: Time,
+    /// Its kind.
+    pub kind: CongestionKind,
+    /// RFC 5681 FlightSize at detection, in bytes (Limited Transmit segments excluded).
+    pub flight_size: u64,
+    /// True when the endpoint enters fast recovery (Reno, NewReno, SACK): cwnd becomes ssthresh
+    /// and the endpoint drives it until recovery ends. False for a timeout and for Tahoe's fast
+    /// retransmit, which both collapse cwnd to the loss window and slow-start again.
+    pub enter_recovery: bool,
+}

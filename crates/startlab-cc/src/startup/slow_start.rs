@@ -1,0 +1,25 @@
+//! Standard slow start — RFC 5681 §3.1.
+//!
+//! "During slow start, a TCP increments cwnd by at most SMSS bytes for each ACK received that
+//! cumulatively acknowledges new data." The lab's default increase is `min(N, SMSS)` per ACK
+//! (ALGORITHMS.md §1.4), i.e. packet counting: an ACK covering two segments still adds one SMSS,
+//! which is why delayed ACKs make the window grow by about 1.5x per round instead of 2x.
+//!
+//! Parameters: none. The initial window and initial ssthresh belong to the TCP configuration.
+
+use crate::startup::StartupAction;
+use crate::{AckEvent, CcView};
+
+/// Standard slow start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SlowStart;
+
+impl SlowStart {
+    /// Scenario name.
+    pub const NAME: &'static str = "slow-start";
+
+    /// RFC 5681: `cwnd += min(N, SMSS)`; slow start itself never ends startup early.
+    pub fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        StartupAction { increase: ack.newly_acked.min(view.mss) as f64, exit: None }
+    }
+}

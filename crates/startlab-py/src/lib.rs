@@ -1,0 +1,202 @@
+//! PyO3 bindings of startlab: a scenario goes in, columns come out. No logic lives here; every Rust
+//! error becomes a Python exception in [`errors`], and a Rust panic is caught and re-raised as
+//! `SimulationError` so that it never crosses into Python as a `PanicException`.
+
+mod errors;
+
+use errors::{ScenarioError, SimulationError};
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+use startlab_sim::Simulation as Sim;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn parse(text: &str, format: &str) -> PyResult<startlab_scenario::Scenario> {
+    let parsed = match format {
+        "toml" => startlab_scenario::from_toml(text),
+        "json" => startlab_scenario::from_json(text),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "format {other:?} is not known; expected \"toml\" or \"json\""
+            )))
+        }
+    };
+    parsed.map_err(errors::scenario)
+}
+
+/// Runs `f`, turning a panic into `SimulationError` with its message.
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| errors::panic(what, p))
+}
+
+/// Parse and check a scenario; raise ScenarioError if it is refused.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml"))]
+fn validate(text: &str, format: &str) -> PyResult<()> {
+    let s = parse(text, format)?;
+    guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
+    Ok(())
+}
+
+/// The fully resolved scenario (defaults filled in, SI units) as JSON.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml"))]
+fn normalize(text: &str, format: &str) -> PyResult<String> {
+    let s = parse(text, format)?;
+    serde_json::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
+/// One simulation of one scenario.
+#[pyclass(module = "startlab._core", unsendable)]
+struct Simulation {
+    sim: Sim,
+}
+
+fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        Value::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// Rows (serialised structs) pivoted into `{column: list}`, columns in field order.
+fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Option<&T>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let values: Vec<Value> = rows.iter().map(|r| serde_json::to_value(r)).collect::<Result<_, _>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
+    let names: Vec<String> = match values.first().or(None) {
+        Some(Value::Object(o)) => o.keys().cloned().collect(),
+        _ => match template.map(serde_json::to_value) {
+            Some(Ok(Value::Object(o))) => o.keys().cloned().collect(),
+            _ => Vec::new(),
+        },
+    };
+    for name in names {
+        let l = PyList::empty(py);
+        for v in &values {
+            l.append(json_to_py(py, &v[&name])?)?;
+        }
+        d.set_item(name, l)?;
+    }
+    Ok(d)
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (text, format = "toml"))]
+    fn new(text: &str, format: &str) -> PyResult<Self> {
+        let s = parse(text, format)?;
+        let sim = guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
+        Ok(Simulation { sim })
+    }
+
+    #[getter]
+    fn duration_ns(&self) -> u64 {
+        self.sim.end().as_nanos()
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.sim.now().as_nanos()
+    }
+
+    #[getter]
+    fn finished(&self) -> bool {
+        self.sim.finished()
+    }
+
+    /// Run events up to `until_ns`; returns True once the run is finished.
+    fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+        let sim = &mut self.sim;
+        // The simulation holds no Python objects; release the GIL while it runs.
+        py.detach(|| guarded("running the simulation", || sim.run_until(startlab_sim::Time(until_ns))))
+    }
+
+    /// Advance to the end.
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
+        let end = self.sim.end().as_nanos();
+        self.advance(py, end).map(|_| ())
+    }
+
+    /// Engine counters.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &serde_json::to_value(self.sim.stats()).map_err(|e| SimulationError::new_err(e.to_string()))?)
+    }
+
+    /// Results as columns (see _core.pyi).
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if !self.sim.finished() {
+            return Err(SimulationError::new_err("results() needs a finished run; call run() or advance() to the end first"));
+        }
+        let r = guarded("collecting results", || self.sim.results())?;
+        let out = PyDict::new(py);
+        out.set_item("flows", columns(py, &r.flows, None)?)?;
+        out.set_item("links", columns(py, &r.links, None)?)?;
+        let traces = PyDict::new(py);
+        let t = r.traces;
+        let cwnd = PyDict::new(py);
+        cwnd.set_item("time", t.cwnd.time.clone().into_pyarray(py))?;
+        cwnd.set_item("flow", t.cwnd.flow.clone().into_pyarray(py))?;
+        cwnd.set_item("cwnd", t.cwnd.cwnd.clone().into_pyarray(py))?;
+        cwnd.set_item("ssthresh", t.cwnd.ssthresh.clone().into_pyarray(py))?;
+        traces.set_item("cwnd", cwnd)?;
+        let seq = PyDict::new(py);
+        seq.set_item("time", t.seq.time.clone().into_pyarray(py))?;
+        seq.set_item("flow", t.seq.flow.clone().into_pyarray(py))?;
+        seq.set_item("event", t.seq.event.clone().into_pyarray(py))?;
+        seq.set_item("seq", t.seq.seq.clone().into_pyarray(py))?;
+        seq.set_item("len", t.seq.len.clone().into_pyarray(py))?;
+        traces.set_item("seq", seq)?;
+        let queue = PyDict::new(py);
+        queue.set_item("time", t.queue.time.clone().into_pyarray(py))?;
+        queue.set_item("link", t.queue.link.clone().into_pyarray(py))?;
+        queue.set_item("packets", t.queue.packets.clone().into_pyarray(py))?;
+        queue.set_item("bytes", t.queue.bytes.clone().into_pyarray(py))?;
+        traces.set_item("queue", queue)?;
+        out.set_item("traces", traces)?;
+        out.set_item("flow_names", r.flow_names.clone())?;
+        out.set_item("link_names", r.link_names.clone())?;
+        out.set_item("seq_kinds", r.seq_kinds.clone())?;
+        let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
+        out.set_item("scenario", scenario)?;
+        Ok(out)
+    }
+
+    /// Conservation and monotonicity checks (raises SimulationError naming each violation).
+    fn check_invariants(&self) -> PyResult<()> {
+        self.sim.check_invariants().map_err(SimulationError::new_err)
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}

@@ -1,0 +1,368 @@
+//! The one scenario schema of startlab, checked strictly.
+//!
+//! A scenario is TOML (or the same structure as JSON, for the Python API) with written units. It is
+//! read in two steps: `serde` with `deny_unknown_fields` turns the text into the raw tables (an
+//! unknown key, a wrong type or a bad unit fails here, and `serde_path_to_error` supplies the key
+//! path), then [`resolve`] checks the rules between fields and fills in every default, giving a
+//! [`Scenario`] with plain typed values. Every refusal is a [`ScenarioError`] naming the key path,
+//! what was given and what is accepted. Defaults are documented in `docs/SCENARIOS.md`.
+
+mod raw;
+mod resolve;
+mod values;
+
+pub use resolve::resolve;
+use serde::Serialize;
+use startlab_units::{Dur, Rate};
+use std::fmt;
+
+/// A refused scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Key path such as `topology.bottleneck_rate` or `flows[0].tcp.mss`; empty for the whole file.
+    pub path: String,
+    /// What was wrong and what is accepted.
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn from_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scenario, ScenarioError>
+where
+    D::Error: fmt::Display,
+{
+    let raw: raw::Scenario = serde_path_to_error::deserialize(d).map_err(|e| {
+        let path = e.path().to_string();
+        // Keep the first line: serde's messages for nested tables append "in `table`" lines that
+        // repeat what the key path already says.
+        let msg = e.into_inner().to_string();
+        ScenarioError::new(path, msg.lines().next().unwrap_or_default().trim().to_string())
+    })?;
+    resolve(raw)
+}
+
+/// Reads a scenario from TOML text.
+pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!(" at line {line}, column {col}")
+        });
+        let msg = e.message().lines().next().unwrap_or_default().trim().to_string();
+        ScenarioError::new("", format!("not valid TOML{}: {msg}", at.unwrap_or_default()))
+    })?;
+    from_value(toml::Value::Table(table))
+}
+
+/// Reads a scenario from JSON text (the structure of the TOML file, as the Python API sends dicts).
+pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| ScenarioError::new("", format!("not valid JSON: {e}").replace('\n', " ")))?;
+    from_value(value)
+}
+
+/// A fully resolved scenario: every default filled in, every unit converted (ns, bit/s, bytes).
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    /// Optional label.
+    pub name: Option<String>,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Simulated duration.
+    pub duration: Dur,
+    /// The network.
+    pub topology: Topology,
+    /// TCP flows, replicated by `count` and numbered in order.
+    pub flows: Vec<FlowSpec>,
+    /// Cross traffic.
+    pub cross: Vec<CrossSpec>,
+    /// Measurement options.
+    pub measure: MeasureSpec,
+    /// What to trace.
+    pub trace: TraceSpec,
+}
+
+/// Queue limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueLimit {
+    /// Packets waiting (the one being transmitted is not counted).
+    Packets(u64),
+    /// Bytes waiting.
+    Bytes(u64),
+}
+
+/// A queue discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum QueueSpec {
+    /// FIFO that drops arrivals when full.
+    Droptail {
+        /// The limit.
+        limit: QueueLimit,
+    },
+}
+
+/// The network.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Topology {
+    /// N sender/receiver pairs across one bottleneck.
+    Dumbbell(Dumbbell),
+    /// Any graph of hosts and routers with static shortest-path routes.
+    Graph(Graph),
+}
+
+/// Dumbbell: senders `s{i}` — `left` — bottleneck — `right` — receivers `d{i}`; cross-traffic
+/// hosts `xs{j}` / `xd{j}` hang on the routers with zero-delay access links.
+#[derive(Clone, Debug, Serialize)]
+pub struct Dumbbell {
+    /// Bottleneck rate (both directions).
+    pub bottleneck_rate: Rate,
+    /// Bottleneck one-way propagation delay.
+    pub bottleneck_delay: Dur,
+    /// Access link rate.
+    pub access_rate: Rate,
+    /// Base (propagation) RTT of each pair.
+    pub rtts: Vec<Dur>,
+    /// Bottleneck queue (both directions).
+    pub queue: QueueSpec,
+    /// Access-link queues.
+    pub access_queue: QueueSpec,
+}
+
+/// A general graph.
+#[derive(Clone, Debug, Serialize)]
+pub struct Graph {
+    /// Node names; hosts first, then routers.
+    pub nodes: Vec<String>,
+    /// Number of hosts (the first `hosts` nodes).
+    pub hosts: usize,
+    /// Full-duplex links.
+    pub links: Vec<LinkSpec>,
+}
+
+/// A full-duplex link between two nodes (indices into `Graph::nodes`).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSpec {
+    /// Label.
+    pub name: String,
+    /// End points.
+    pub between: [usize; 2],
+    /// Rate of each direction.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Dur,
+    /// Queue of each direction.
+    pub queue: QueueSpec,
+}
+
+/// Where a flow or a cross-traffic source runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ends {
+    /// Dumbbell pair index.
+    Pair(usize),
+    /// Graph host indices.
+    Nodes {
+        /// Sender host.
+        from: usize,
+        /// Receiver host.
+        to: usize,
+    },
+    /// Dumbbell cross-traffic hosts (index of the source).
+    Cross(usize),
+}
+
+/// A TCP flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSpec {
+    /// Name (replicates get `name-i`).
+    pub name: String,
+    /// Where it runs.
+    pub ends: Ends,
+    /// TCP options.
+    pub tcp: TcpSpec,
+    /// Startup algorithm.
+    pub startup: StartupSpec,
+    /// When the application opens the connection.
+    pub start: Dur,
+    /// Bytes to send; `None` for an infinite transfer.
+    pub size: Option<u64>,
+    /// 1-based indices of data packets (in transmission order) the network drops on purpose.
+    pub drops: Vec<u64>,
+}
+
+/// Loss recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoverySpec {
+    /// Tahoe.
+    Tahoe,
+    /// Reno.
+    Reno,
+    /// NewReno (RFC 6582).
+    Newreno,
+    /// SACK (RFC 6675).
+    Sack,
+}
+
+/// Initial ssthresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshSpec {
+    /// Infinite.
+    Infinite,
+    /// Bytes.
+    Bytes(u64),
+}
+
+/// Receiver ACK policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum AckSpec {
+    /// Every segment.
+    EveryPacket,
+    /// Every second full-sized segment or the timer.
+    Delayed {
+        /// Delayed-ACK timer.
+        timeout: Dur,
+    },
+    /// Linux quick-ACK then delayed.
+    Quickack {
+        /// Segments ACKed at once.
+        segments: u64,
+        /// Delayed-ACK timer afterwards.
+        timeout: Dur,
+    },
+}
+
+/// TCP options of a flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct TcpSpec {
+    /// Loss recovery.
+    pub recovery: RecoverySpec,
+    /// Avoidance algorithm name.
+    pub congestion_avoidance: String,
+    /// Payload bytes per segment.
+    pub mss: u64,
+    /// TCP/IP header bytes added on the wire to each segment; an ACK is `header` bytes.
+    pub header: u64,
+    /// Initial window in segments.
+    pub initial_window: u64,
+    /// Initial ssthresh (bytes).
+    pub initial_ssthresh: SsthreshSpec,
+    /// Receiver policy.
+    pub ack: AckSpec,
+    /// Receiver window in bytes; `None` = unlimited.
+    pub rwnd: Option<u64>,
+    /// Three-way handshake before data.
+    pub handshake: bool,
+    /// RTO floor.
+    pub rto_min: Dur,
+    /// RTO before the first sample.
+    pub rto_initial: Dur,
+    /// RTO ceiling.
+    pub rto_max: Dur,
+    /// Clock granularity G of RFC 6298.
+    pub clock_granularity: Dur,
+    /// RFC 3042.
+    pub limited_transmit: bool,
+    /// Duplicate-ACK threshold.
+    pub dupthresh: u64,
+    /// SACK blocks per ACK.
+    pub sack_blocks: u64,
+    /// RFC 7661-style growth only when cwnd-limited.
+    pub cwnd_validation: bool,
+    /// Linux clamp of slow start at ssthresh.
+    pub linux_ss_clamp: bool,
+    /// NewReno RTO restart: true = Impatient (RFC 6582 §4.1 default).
+    pub newreno_impatient: bool,
+}
+
+impl TcpSpec {
+    /// Scenario name of the recovery variant.
+    pub fn recovery_name(&self) -> &'static str {
+        match self.recovery {
+            RecoverySpec::Tahoe => "tahoe",
+            RecoverySpec::Reno => "reno",
+            RecoverySpec::Newreno => "newreno",
+            RecoverySpec::Sack => "sack",
+        }
+    }
+}
+
+/// Startup algorithm and its parameters.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "algorithm", rename_all = "kebab-case")]
+pub enum StartupSpec {
+    /// RFC 5681 slow start.
+    SlowStart,
+}
+
+impl StartupSpec {
+    /// Scenario name of the algorithm.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StartupSpec::SlowStart => "slow-start",
+        }
+    }
+}
+
+/// Cross traffic.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrossSpec {
+    /// Label.
+    pub name: String,
+    /// Where it runs.
+    pub ends: Ends,
+    /// Constant bit rate (of whole packets on the wire).
+    pub rate: Rate,
+    /// Packet size on the wire.
+    pub packet_size: u64,
+    /// First packet.
+    pub start: Dur,
+    /// No packet at or after this time.
+    pub stop: Dur,
+}
+
+/// Measurement options.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeasureSpec {
+    /// Base RTTs after `t0` covered by `early_peak_queue` and `early_losses`.
+    pub early_rtts: u64,
+}
+
+/// Trace selection.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSpec {
+    /// cwnd/ssthresh changes.
+    pub cwnd: bool,
+    /// Sequence events.
+    pub seq: bool,
+    /// Queue lengths.
+    pub queue: bool,
+    /// At most one point per series per interval (0 keeps everything).
+    pub interval: Dur,
+}
+
+#[cfg(test)]
+mod tests;

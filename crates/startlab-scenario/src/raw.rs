@@ -1,0 +1,126 @@
+//! The scenario exactly as written: every table refuses unknown keys. Defaults are filled in and
+//! cross-field rules are checked by `resolve`.
+
+use crate::values::{Amount, BytesV, DurV, RateV};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub duration: DurV,
+    pub topology: Topology,
+    pub flows: Vec<Flow>,
+    #[serde(default)]
+    pub cross: Vec<Cross>,
+    pub measure: Option<Measure>,
+    pub trace: Option<Trace>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub kind: String,
+    // dumbbell
+    pub bottleneck_rate: Option<RateV>,
+    pub rtt: Option<DurV>,
+    pub rtts: Option<Vec<DurV>>,
+    pub access_rate: Option<RateV>,
+    pub bottleneck_delay: Option<DurV>,
+    pub pairs: Option<u64>,
+    pub queue: Option<Queue>,
+    pub access_queue: Option<Queue>,
+    // graph
+    pub hosts: Option<Vec<String>>,
+    pub routers: Option<Vec<String>>,
+    pub links: Option<Vec<Link>>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    pub kind: String,
+    pub limit: Amount,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub between: [String; 2],
+    pub rate: RateV,
+    pub delay: DurV,
+    pub queue: Option<Queue>,
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    pub name: String,
+    pub count: Option<u64>,
+    pub pair: Option<u64>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub tcp: Option<Tcp>,
+    pub startup: Option<BTreeMap<String, serde_json::Value>>,
+    pub start: Option<DurV>,
+    pub size: Option<Amount>,
+    pub drops: Option<Vec<u64>>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Tcp {
+    pub recovery: Option<String>,
+    pub congestion_avoidance: Option<String>,
+    pub mss: Option<BytesV>,
+    pub header: Option<BytesV>,
+    pub initial_window: Option<u64>,
+    pub initial_ssthresh: Option<Amount>,
+    pub ack: Option<String>,
+    pub delack_timeout: Option<DurV>,
+    pub quickack_segments: Option<u64>,
+    pub rwnd: Option<Amount>,
+    pub handshake: Option<bool>,
+    pub rto_min: Option<DurV>,
+    pub rto_initial: Option<DurV>,
+    pub rto_max: Option<DurV>,
+    pub clock_granularity: Option<DurV>,
+    pub limited_transmit: Option<bool>,
+    pub dupthresh: Option<u64>,
+    pub sack_blocks: Option<u64>,
+    pub cwnd_validation: Option<bool>,
+    pub linux_ss_clamp: Option<bool>,
+    pub newreno_timer: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Cross {
+    pub kind: String,
+    pub rate: RateV,
+    pub packet_size: BytesV,
+    pub start: Option<DurV>,
+    pub stop: Option<DurV>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    pub early_rtts: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    pub cwnd: Option<bool>,
+    pub seq: Option<bool>,
+    pub queue: Option<bool>,
+    pub interval: Option<DurV>,
+}

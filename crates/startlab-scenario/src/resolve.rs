@@ -1,0 +1,410 @@
+//! Rules between fields, and the defaults (each documented in docs/SCENARIOS.md).
+
+use crate::raw;
+use crate::values::Amount;
+use crate::*;
+use startlab_units::{Dur, Rate};
+
+type R<T> = Result<T, ScenarioError>;
+
+fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
+    Err(ScenarioError::new(path, msg))
+}
+
+fn positive_rate(path: &str, r: Rate) -> R<Rate> {
+    if r.0 == 0 {
+        return err(path, "the rate must be positive");
+    }
+    Ok(r)
+}
+
+fn queue(path: &str, q: &raw::Queue) -> R<QueueSpec> {
+    if q.kind != "droptail" {
+        return err(format!("{path}.kind"), format!("{:?} is not a known queue; expected \"droptail\"", q.kind));
+    }
+    let limit = match q.limit {
+        Amount::Pkts(n) => QueueLimit::Packets(n),
+        Amount::Bytes(b) => QueueLimit::Bytes(b),
+        Amount::Keyword(k) => {
+            return err(format!("{path}.limit"), format!("{k:?} is not a queue limit; expected packets (\"100pkt\") or bytes (\"64KB\")"))
+        }
+    };
+    Ok(QueueSpec::Droptail { limit })
+}
+
+/// Checks the raw scenario and fills in every default.
+pub fn resolve(s: raw::Scenario) -> R<Scenario> {
+    if s.duration.0 == Dur::ZERO {
+        return err("duration", "the run must last longer than 0s");
+    }
+    if s.flows.is_empty() && s.cross.is_empty() {
+        return err("flows", "a scenario needs at least one flow ([[flows]]) or cross-traffic source");
+    }
+    // Expand flow replicates first: a dumbbell has one pair per flow unless told otherwise.
+    let mut total_flows = 0u64;
+    for (i, f) in s.flows.iter().enumerate() {
+        match f.count {
+            Some(0) => return err(format!("flows[{i}].count"), "must be at least 1"),
+            Some(n) if n > 1_000_000 => return err(format!("flows[{i}].count"), "at most 1000000 replicates"),
+            _ => total_flows += f.count.unwrap_or(1),
+        }
+    }
+    let topo = topology(&s.topology, total_flows, s.cross.len())?;
+    let mut flows = Vec::new();
+    let mut names = std::collections::BTreeSet::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        let p = format!("flows[{i}]");
+        let count = f.count.unwrap_or(1);
+        let tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
+        let startup = startup(&format!("{p}.startup"), f.startup.as_ref())?;
+        let start = f.start.map_or(Dur::ZERO, |d| d.0);
+        if start >= s.duration.0 {
+            return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
+        }
+        let size = match f.size {
+            None | Some(Amount::Keyword("infinite")) => None,
+            Some(Amount::Bytes(0)) | Some(Amount::Pkts(0)) => return err(format!("{p}.size"), "must be positive or \"infinite\""),
+            Some(Amount::Bytes(b)) => Some(b),
+            Some(Amount::Pkts(n)) => Some(n * tcp.mss),
+            Some(Amount::Keyword(k)) => {
+                return err(format!("{p}.size"), format!("{k:?} is not a size; expected bytes (\"100KB\"), packets (\"50pkt\") or \"infinite\""))
+            }
+        };
+        let drops = f.drops.clone().unwrap_or_default();
+        if let Some(pos) = drops.iter().position(|&d| d == 0) {
+            return err(format!("{p}.drops[{pos}]"), "packet indices start at 1 (the first data packet sent)");
+        }
+        if f.name.is_empty() {
+            return err(format!("{p}.name"), "must not be empty");
+        }
+        for k in 0..count {
+            let name = if count == 1 { f.name.clone() } else { format!("{}-{k}", f.name) };
+            if !names.insert(name.clone()) {
+                return err(format!("{p}.name"), format!("flow name {name:?} is used twice"));
+            }
+            let ends = flow_ends(&p, f, flows.len(), k, &topo)?;
+            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, size, drops: drops.clone() });
+        }
+    }
+    let mut cross = Vec::new();
+    for (j, c) in s.cross.iter().enumerate() {
+        let p = format!("cross[{j}]");
+        if c.kind != "cbr" {
+            return err(format!("{p}.kind"), format!("{:?} is not a known cross-traffic source; expected \"cbr\"", c.kind));
+        }
+        let rate = positive_rate(&format!("{p}.rate"), c.rate.0)?;
+        if c.packet_size.0 == 0 {
+            return err(format!("{p}.packet_size"), "must be positive");
+        }
+        let start = c.start.map_or(Dur::ZERO, |d| d.0);
+        let stop = c.stop.map_or(s.duration.0, |d| d.0);
+        if stop <= start {
+            return err(format!("{p}.stop"), "must be after start");
+        }
+        let ends = match &topo {
+            Topology::Dumbbell(_) => {
+                if c.from.is_some() || c.to.is_some() {
+                    return err(format!("{p}.from"), "a dumbbell gives each cross-traffic source its own hosts; from/to are for kind = \"graph\"");
+                }
+                Ends::Cross(j)
+            }
+            Topology::Graph(g) => graph_ends(&p, g, c.from.as_deref(), c.to.as_deref())?,
+        };
+        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("cbr{j}")), ends, rate, packet_size: c.packet_size.0, start, stop });
+    }
+    let early_rtts = s.measure.as_ref().and_then(|m| m.early_rtts).unwrap_or(10);
+    if early_rtts == 0 {
+        return err("measure.early_rtts", "must be at least 1");
+    }
+    let t = s.trace.as_ref();
+    Ok(Scenario {
+        name: s.name,
+        seed: s.seed,
+        duration: s.duration.0,
+        topology: topo,
+        flows,
+        cross,
+        measure: MeasureSpec { early_rtts },
+        trace: TraceSpec {
+            cwnd: t.and_then(|t| t.cwnd).unwrap_or(true),
+            seq: t.and_then(|t| t.seq).unwrap_or(true),
+            queue: t.and_then(|t| t.queue).unwrap_or(true),
+            interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
+        },
+    })
+}
+
+fn topology(t: &raw::Topology, flows: u64, cross: usize) -> R<Topology> {
+    let only = |ok: &[&str]| -> R<()> {
+        let given: [(&str, bool); 10] = [
+            ("bottleneck_rate", t.bottleneck_rate.is_some()),
+            ("rtt", t.rtt.is_some()),
+            ("rtts", t.rtts.is_some()),
+            ("access_rate", t.access_rate.is_some()),
+            ("bottleneck_delay", t.bottleneck_delay.is_some()),
+            ("pairs", t.pairs.is_some()),
+            ("queue", t.queue.is_some()),
+            ("access_queue", t.access_queue.is_some()),
+            ("hosts", t.hosts.is_some()),
+            ("links", t.links.is_some() || t.routers.is_some()),
+        ];
+        for (key, present) in given {
+            if present && !ok.contains(&key) {
+                return err(format!("topology.{key}"), format!("is not a key of kind = {:?}", t.kind));
+            }
+        }
+        Ok(())
+    };
+    match t.kind.as_str() {
+        "dumbbell" => {
+            only(&["bottleneck_rate", "rtt", "rtts", "access_rate", "bottleneck_delay", "pairs", "queue", "access_queue"])?;
+            let bottleneck_rate = positive_rate("topology.bottleneck_rate", t.bottleneck_rate.ok_or_else(|| missing("topology.bottleneck_rate"))?.0)?;
+            let access_rate = positive_rate("topology.access_rate", t.access_rate.ok_or_else(|| missing("topology.access_rate"))?.0)?;
+            let pairs = match t.pairs {
+                Some(0) => return err("topology.pairs", "must be at least 1"),
+                Some(p) => p,
+                None => flows.max(1),
+            } as usize;
+            if pairs > 1_000_000 {
+                return err("topology.pairs", "at most 1000000 pairs");
+            }
+            let rtts: Vec<Dur> = match (&t.rtt, &t.rtts) {
+                (Some(_), Some(_)) => return err("topology.rtts", "give either rtt (every pair) or rtts (one per pair), not both"),
+                (Some(r), None) => vec![r.0; pairs],
+                (None, Some(v)) if v.len() == pairs => v.iter().map(|d| d.0).collect(),
+                (None, Some(v)) => return err("topology.rtts", format!("has {} entries but there are {pairs} pairs", v.len())),
+                (None, None) => return Err(missing("topology.rtt")),
+            };
+            let min_rtt = rtts.iter().copied().min().unwrap_or(Dur::ZERO);
+            let bottleneck_delay = t.bottleneck_delay.map_or(Dur(min_rtt.0 / 2), |d| d.0);
+            if bottleneck_delay.0 * 2 > min_rtt.0 {
+                return err("topology.bottleneck_delay", format!("{bottleneck_delay} is more than half the smallest RTT {min_rtt}; access links cannot have negative delay"));
+            }
+            let queue = queue("topology.queue", t.queue.as_ref().ok_or_else(|| missing("topology.queue"))?)?;
+            let access_queue = match &t.access_queue {
+                Some(q) => self::queue("topology.access_queue", q)?,
+                None => QueueSpec::Droptail { limit: QueueLimit::Packets(100_000) },
+            };
+            let _ = cross;
+            Ok(Topology::Dumbbell(Dumbbell { bottleneck_rate, bottleneck_delay, access_rate, rtts, queue, access_queue }))
+        }
+        "graph" => {
+            only(&["hosts", "links"])?;
+            let hosts = t.hosts.clone().ok_or_else(|| missing("topology.hosts"))?;
+            let routers = t.routers.clone().unwrap_or_default();
+            let mut nodes: Vec<String> = hosts.clone();
+            nodes.extend(routers);
+            for (i, n) in nodes.iter().enumerate() {
+                if n.is_empty() {
+                    return err("topology.hosts", "node names must not be empty");
+                }
+                if nodes[..i].contains(n) {
+                    return err("topology.routers", format!("node name {n:?} is used twice"));
+                }
+            }
+            let raw_links = t.links.as_ref().ok_or_else(|| missing("topology.links"))?;
+            let mut links = Vec::new();
+            for (i, l) in raw_links.iter().enumerate() {
+                let p = format!("topology.links[{i}]");
+                let find = |name: &str| nodes.iter().position(|n| n == name).ok_or_else(|| ScenarioError::new(format!("{p}.between"), format!("{name:?} is not a node; nodes are {nodes:?}")));
+                let a = find(&l.between[0])?;
+                let b = find(&l.between[1])?;
+                if a == b {
+                    return err(format!("{p}.between"), "a link needs two different nodes");
+                }
+                let q = match &l.queue {
+                    Some(q) => queue(&format!("{p}.queue"), q)?,
+                    None => return Err(missing(&format!("{p}.queue"))),
+                };
+                links.push(LinkSpec {
+                    name: l.name.clone().unwrap_or_else(|| format!("{}-{}", l.between[0], l.between[1])),
+                    between: [a, b],
+                    rate: positive_rate(&format!("{p}.rate"), l.rate.0)?,
+                    delay: l.delay.0,
+                    queue: q,
+                });
+            }
+            Ok(Topology::Graph(Graph { nodes, hosts: hosts.len(), links }))
+        }
+        other => err("topology.kind", format!("{other:?} is not a known topology; expected \"dumbbell\" or \"graph\"")),
+    }
+}
+
+fn missing(path: &str) -> ScenarioError {
+    ScenarioError::new(path, "missing: this key is required")
+}
+
+fn graph_ends(p: &str, g: &Graph, from: Option<&str>, to: Option<&str>) -> R<Ends> {
+    let host = |key: &str, name: Option<&str>| -> R<usize> {
+        let name = name.ok_or_else(|| missing(&format!("{p}.{key}")))?;
+        match g.nodes.iter().position(|n| n == name) {
+            Some(i) if i < g.hosts => Ok(i),
+            Some(_) => err(format!("{p}.{key}"), format!("{name:?} is a router; flows run between hosts")),
+            None => err(format!("{p}.{key}"), format!("{name:?} is not a host; hosts are {:?}", &g.nodes[..g.hosts])),
+        }
+    };
+    let (a, b) = (host("from", from)?, host("to", to)?);
+    if a == b {
+        return err(format!("{p}.to"), "must differ from `from`");
+    }
+    Ok(Ends::Nodes { from: a, to: b })
+}
+
+fn flow_ends(p: &str, f: &raw::Flow, index: usize, replicate: u64, topo: &Topology) -> R<Ends> {
+    match topo {
+        Topology::Dumbbell(d) => {
+            if f.from.is_some() || f.to.is_some() {
+                return err(format!("{p}.from"), "from/to are for kind = \"graph\"; in a dumbbell use pair = N");
+            }
+            let pair = match f.pair {
+                Some(base) => (base + replicate) as usize,
+                None => index,
+            };
+            if pair >= d.rtts.len() {
+                return err(format!("{p}.pair"), format!("pair {pair} does not exist; the dumbbell has {} pairs (0..{})", d.rtts.len(), d.rtts.len()));
+            }
+            Ok(Ends::Pair(pair))
+        }
+        Topology::Graph(g) => {
+            if f.pair.is_some() {
+                return err(format!("{p}.pair"), "pair is for kind = \"dumbbell\"; in a graph use from/to");
+            }
+            graph_ends(p, g, f.from.as_deref(), f.to.as_deref())
+        }
+    }
+}
+
+fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>) -> R<StartupSpec> {
+    let Some(t) = t else { return Ok(StartupSpec::SlowStart) };
+    let algo = match t.get("algorithm") {
+        Some(serde_json::Value::String(s)) => s.as_str(),
+        Some(_) => return err(format!("{p}.algorithm"), "must be a string such as \"slow-start\""),
+        None => return Err(missing(&format!("{p}.algorithm"))),
+    };
+    let spec = match algo {
+        "slow-start" => StartupSpec::SlowStart,
+        other => return err(format!("{p}.algorithm"), format!("{other:?} is not a known startup algorithm; expected one of: \"slow-start\"")),
+    };
+    if let Some(k) = t.keys().find(|k| *k != "algorithm") {
+        return err(format!("{p}.{k}"), format!("is not a parameter of {algo:?} (it takes none)"));
+    }
+    Ok(spec)
+}
+
+fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
+    let recovery = match t.recovery.as_deref().unwrap_or("sack") {
+        "tahoe" => RecoverySpec::Tahoe,
+        "reno" => RecoverySpec::Reno,
+        "newreno" => RecoverySpec::Newreno,
+        "sack" => RecoverySpec::Sack,
+        other => return err(format!("{p}.recovery"), format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\" or \"sack\"")),
+    };
+    let congestion_avoidance = match t.congestion_avoidance.as_deref().unwrap_or("reno") {
+        "reno" => "reno".to_string(),
+        other => return err(format!("{p}.congestion_avoidance"), format!("{other:?} is not known; expected \"reno\"")),
+    };
+    let mss = t.mss.map_or(1448, |b| b.0);
+    if !(1..=65_535).contains(&mss) {
+        return err(format!("{p}.mss"), "must be between 1B and 65535B");
+    }
+    let header = t.header.map_or(40, |b| b.0);
+    if header > 65_535 {
+        return err(format!("{p}.header"), "must be at most 65535B");
+    }
+    // RFC 5681 §3.1 whole-segment initial window (ALGORITHMS.md §1.3).
+    let rfc_iw = if mss <= 1095 { 4 } else if mss <= 2190 { 3 } else { 2 };
+    let initial_window = t.initial_window.unwrap_or(rfc_iw);
+    if initial_window == 0 || initial_window > 100_000 {
+        return err(format!("{p}.initial_window"), "must be between 1 and 100000 segments");
+    }
+    let rwnd = match t.rwnd {
+        None | Some(Amount::Keyword("infinite")) => None,
+        Some(Amount::Bytes(b)) => Some(b),
+        Some(Amount::Pkts(n)) => Some(n * mss),
+        Some(Amount::Keyword(k)) => return err(format!("{p}.rwnd"), format!("{k:?} is not valid; expected bytes, packets or \"infinite\"")),
+    };
+    if rwnd.is_some_and(|w| w < mss) {
+        return err(format!("{p}.rwnd"), "must hold at least one segment");
+    }
+    let initial_ssthresh = match t.initial_ssthresh {
+        None | Some(Amount::Keyword("infinite")) => SsthreshSpec::Infinite,
+        Some(Amount::Bytes(b)) => SsthreshSpec::Bytes(b),
+        Some(Amount::Pkts(n)) => SsthreshSpec::Bytes(n * mss),
+        Some(Amount::Keyword(_)) => match rwnd {
+            Some(w) => SsthreshSpec::Bytes(w),
+            None => return err(format!("{p}.initial_ssthresh"), "\"rwnd\" needs a finite tcp.rwnd"),
+        },
+    };
+    if initial_ssthresh == SsthreshSpec::Bytes(0) {
+        return err(format!("{p}.initial_ssthresh"), "must be positive");
+    }
+    let ack = match t.ack.as_deref().unwrap_or("delayed") {
+        "every-packet" => {
+            if t.delack_timeout.is_some() {
+                return err(format!("{p}.delack_timeout"), "only applies to ack = \"delayed\" or \"quickack\"");
+            }
+            AckSpec::EveryPacket
+        }
+        "delayed" => AckSpec::Delayed { timeout: t.delack_timeout.map_or(Dur::from_millis(200), |d| d.0) },
+        "quickack" => {
+            // Linux tcp_incr_quickack: min(rcv_wnd / (2*mss), 16), a zero quotient becomes 2.
+            let from_rwnd = rwnd.map_or(16, |w| match w / (2 * mss) { 0 => 2, q => q.min(16) });
+            AckSpec::Quickack {
+                segments: t.quickack_segments.unwrap_or(from_rwnd),
+                timeout: t.delack_timeout.map_or(Dur::from_millis(40), |d| d.0),
+            }
+        }
+        other => return err(format!("{p}.ack"), format!("{other:?} is not known; expected \"every-packet\", \"delayed\" or \"quickack\"")),
+    };
+    if t.quickack_segments.is_some() && !matches!(ack, AckSpec::Quickack { .. }) {
+        return err(format!("{p}.quickack_segments"), "only applies to ack = \"quickack\"");
+    }
+    if let AckSpec::Delayed { timeout } | AckSpec::Quickack { timeout, .. } = ack {
+        if timeout == Dur::ZERO {
+            return err(format!("{p}.delack_timeout"), "must be longer than 0s");
+        }
+    }
+    let rto_min = t.rto_min.map_or(Dur::from_secs(1), |d| d.0);
+    let rto_initial = t.rto_initial.map_or(Dur::from_secs(1), |d| d.0);
+    let rto_max = t.rto_max.map_or(Dur::from_secs(60), |d| d.0);
+    if rto_max < rto_min || rto_max == Dur::ZERO {
+        return err(format!("{p}.rto_max"), format!("{rto_max} must be positive and at least rto_min {rto_min}"));
+    }
+    if rto_initial == Dur::ZERO {
+        return err(format!("{p}.rto_initial"), "must be longer than 0s");
+    }
+    let dupthresh = t.dupthresh.unwrap_or(3);
+    if !(1..=1000).contains(&dupthresh) {
+        return err(format!("{p}.dupthresh"), "must be between 1 and 1000");
+    }
+    let sack_blocks = t.sack_blocks.unwrap_or(3);
+    if !(1..=4).contains(&sack_blocks) {
+        return err(format!("{p}.sack_blocks"), "must be between 1 and 4 (RFC 2018)");
+    }
+    let newreno_impatient = match t.newreno_timer.as_deref().unwrap_or("impatient") {
+        "impatient" => true,
+        "slow-but-steady" => false,
+        other => return err(format!("{p}.newreno_timer"), format!("{other:?} is not known; expected \"impatient\" or \"slow-but-steady\"")),
+    };
+    Ok(TcpSpec {
+        recovery,
+        congestion_avoidance,
+        mss,
+        header,
+        initial_window,
+        initial_ssthresh,
+        ack,
+        rwnd,
+        handshake: t.handshake.unwrap_or(false),
+        rto_min,
+        rto_initial,
+        rto_max,
+        clock_granularity: t.clock_granularity.map_or(Dur::ZERO, |d| d.0),
+        limited_transmit: t.limited_transmit.unwrap_or(true),
+        dupthresh,
+        sack_blocks,
+        cwnd_validation: t.cwnd_validation.unwrap_or(true),
+        linux_ss_clamp: t.linux_ss_clamp.unwrap_or(false),
+        newreno_impatient,
+    })
+}

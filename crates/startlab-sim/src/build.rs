@@ -1,0 +1,104 @@
+//! Turns a resolved scenario into nodes, channels, routes, flows and cross sources.
+
+use crate::net::{Channel, Routes};
+use startlab_scenario::{Ends, QueueSpec, Scenario, Topology};
+use startlab_units::{Dur, Rate};
+
+/// The static network.
+pub struct Network {
+    /// Node names.
+    pub nodes: Vec<String>,
+    /// Link directions.
+    pub channels: Vec<Channel>,
+    /// Routes.
+    pub routes: Routes,
+    /// Dumbbell: the bottleneck channel of the forward direction.
+    pub pair_hosts: Vec<(u32, u32)>,
+    /// Dumbbell cross hosts, one pair per cross source.
+    pub cross_hosts: Vec<(u32, u32)>,
+}
+
+fn limit(q: &QueueSpec) -> startlab_scenario::QueueLimit {
+    match q {
+        QueueSpec::Droptail { limit } => *limit,
+    }
+}
+
+fn duplex(ch: &mut Vec<Channel>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec) {
+    for (x, y) in [(a, b), (b, a)] {
+        let label = format!("{name}:{}->{}", names[x as usize], names[y as usize]);
+        ch.push(Channel::new(label, x, y, rate, delay, limit(q)));
+    }
+}
+
+/// Builds the network of a scenario.
+pub fn network(s: &Scenario) -> Network {
+    let mut nodes = Vec::new();
+    let mut channels = Vec::new();
+    let mut pair_hosts = Vec::new();
+    let mut cross_hosts = Vec::new();
+    match &s.topology {
+        Topology::Dumbbell(d) => {
+            nodes.push("left".to_string());
+            nodes.push("right".to_string());
+            for i in 0..d.rtts.len() {
+                nodes.push(format!("s{i}"));
+                nodes.push(format!("d{i}"));
+            }
+            for j in 0..s.cross.len() {
+                nodes.push(format!("xs{j}"));
+                nodes.push(format!("xd{j}"));
+            }
+            duplex(&mut channels, "bottleneck", &nodes, 0, 1, d.bottleneck_rate, d.bottleneck_delay, &d.queue);
+            for (i, rtt) in d.rtts.iter().enumerate() {
+                // Each access link carries a quarter of what the bottleneck leaves of the RTT.
+                let access = Dur((rtt.as_nanos() - 2 * d.bottleneck_delay.as_nanos()) / 4);
+                let (s_node, d_node) = (2 + 2 * i as u32, 3 + 2 * i as u32);
+                duplex(&mut channels, &format!("access-s{i}"), &nodes, s_node, 0, d.access_rate, access, &d.access_queue);
+                duplex(&mut channels, &format!("access-d{i}"), &nodes, 1, d_node, d.access_rate, access, &d.access_queue);
+                pair_hosts.push((s_node, d_node));
+            }
+            let base = 2 + 2 * d.rtts.len() as u32;
+            for j in 0..s.cross.len() as u32 {
+                let (a, b) = (base + 2 * j, base + 2 * j + 1);
+                duplex(&mut channels, &format!("access-xs{j}"), &nodes, a, 0, d.access_rate, Dur::ZERO, &d.access_queue);
+                duplex(&mut channels, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue);
+                cross_hosts.push((a, b));
+            }
+        }
+        Topology::Graph(g) => {
+            nodes = g.nodes.clone();
+            for l in &g.links {
+                duplex(&mut channels, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue);
+            }
+        }
+    }
+    let routes = Routes::shortest(nodes.len(), &channels);
+    Network { nodes, channels, routes, pair_hosts, cross_hosts }
+}
+
+impl Network {
+    /// Source and destination nodes of a flow or cross source.
+    pub fn ends(&self, e: &Ends) -> (u32, u32) {
+        match *e {
+            Ends::Pair(i) => self.pair_hosts[i],
+            Ends::Cross(j) => self.cross_hosts[j],
+            Ends::Nodes { from, to } => (from as u32, to as u32),
+        }
+    }
+
+    /// The channels from `src` to `dst`, or `None` if there is no route.
+    pub fn path(&self, src: u32, dst: u32) -> Option<Vec<u32>> {
+        let mut path = Vec::new();
+        let mut at = src;
+        while at != dst {
+            let c = self.routes.next(at, dst)?;
+            path.push(c);
+            at = self.channels[c as usize].to;
+            if path.len() > self.nodes.len() {
+                return None;
+            }
+        }
+        Some(path)
+    }
+}

@@ -1,0 +1,35 @@
+//! The startlab simulator: a deterministic discrete-event engine on integer nanoseconds, a network
+//! of hosts, routers and full-duplex links with drop-tail queues, the sans-IO TCP endpoints of
+//! `startlab-tcp` driven packet by packet, constant-bit-rate cross traffic, and the measurements of
+//! ALGORITHMS.md §19.
+//!
+//! ```
+//! let scenario = startlab_scenario::from_toml(r#"
+//!     seed = 1
+//!     duration = "2s"
+//!     [topology]
+//!     kind = "dumbbell"
+//!     bottleneck_rate = "10Mbps"
+//!     rtt = "20ms"
+//!     access_rate = "100Mbps"
+//!     queue = { kind = "droptail", limit = "50pkt" }
+//!     [[flows]]
+//!     name = "a"
+//!     size = "100KB"
+//! "#).unwrap();
+//! let mut sim = startlab_sim::Simulation::new(scenario).unwrap();
+//! sim.run();
+//! let results = sim.results();
+//! assert!(results.flows[0].completed);
+//! ```
+
+mod build;
+pub mod engine;
+mod metrics;
+pub mod net;
+mod sim;
+pub mod trace;
+
+pub use metrics::{FlowResult, LinkResult, Results};
+pub use sim::{BuildError, EngineStats, Simulation};
+pub use startlab_units::{Dur, Time};

@@ -1,0 +1,290 @@
+//! Per-flow and per-link results, each metric defined once, as ALGORITHMS.md §19 defines it (see
+//! docs/RESULTS.md for the table of columns).
+
+use crate::sim::Simulation;
+use crate::trace::{Traces, SEQ_KINDS};
+use serde::Serialize;
+use startlab_scenario::QueueLimit;
+use startlab_units::Time;
+
+/// One row of the per-flow table. `None` is "does not exist", never zero.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowResult {
+    /// Flow name.
+    pub flow: String,
+    /// Startup algorithm.
+    pub startup: String,
+    /// Avoidance algorithm.
+    pub congestion_avoidance: String,
+    /// Loss recovery.
+    pub recovery: String,
+    /// MSS, bytes.
+    pub mss: u64,
+    /// Transfer size, bytes; `None` for infinite.
+    pub size: Option<u64>,
+    /// First data segment sent, s.
+    pub t0: Option<f64>,
+    /// End of startup, s.
+    pub t_su: Option<f64>,
+    /// Whether the flow entered congestion avoidance.
+    pub left_startup: bool,
+    /// `t_su - t0`, s.
+    pub su_time: Option<f64>,
+    /// bit/s.
+    pub su_throughput: Option<f64>,
+    /// Ratio.
+    pub su_loss: Option<f64>,
+    /// Ratio.
+    pub loss_in_startup: Option<f64>,
+    /// s.
+    pub startup_exit_time: Option<f64>,
+    /// Reason.
+    pub exit_reason: String,
+    /// Bytes.
+    pub exit_cwnd: Option<f64>,
+    /// Segments.
+    pub exit_cwnd_pkts: Option<f64>,
+    /// exit_cwnd / bdp.
+    pub overshoot: Option<f64>,
+    /// Bytes.
+    pub bdp: Option<f64>,
+    /// s.
+    pub base_rtt: f64,
+    /// bit/s.
+    pub available_rate: Option<f64>,
+    /// s.
+    pub time_to_90: Option<f64>,
+    /// Packets.
+    pub early_peak_queue: Option<u64>,
+    /// Packets.
+    pub early_losses: Option<u64>,
+    /// bit/s.
+    pub throughput: Option<f64>,
+    /// bit/s.
+    pub goodput: Option<f64>,
+    /// Ratio.
+    pub loss_rate: Option<f64>,
+    /// Ratio.
+    pub retransmission_ratio: Option<f64>,
+    /// s.
+    pub completion_time: Option<f64>,
+    /// Whether the last byte was ACKed.
+    pub completed: bool,
+    /// Bytes.
+    pub bytes_acked: u64,
+    /// Bytes.
+    pub bytes_delivered: u64,
+    /// Packets.
+    pub packets_sent: u64,
+    /// Packets.
+    pub retransmissions: u64,
+    /// Packets.
+    pub drops: u64,
+    /// Count.
+    pub timeouts: u64,
+    /// Count.
+    pub fast_retransmits: u64,
+    /// Bytes.
+    pub final_cwnd: f64,
+    /// s.
+    pub srtt: Option<f64>,
+}
+
+/// One row of the per-link-direction table.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkResult {
+    /// `NAME:FROM->TO`.
+    pub link: String,
+    /// Sending node.
+    pub from: String,
+    /// Receiving node.
+    pub to: String,
+    /// bit/s.
+    pub rate: u64,
+    /// s.
+    pub delay: f64,
+    /// Limit value.
+    pub queue_limit: u64,
+    /// `pkt` or `B`.
+    pub queue_limit_unit: String,
+    /// Packets.
+    pub arrivals: u64,
+    /// Packets.
+    pub departures: u64,
+    /// Packets.
+    pub drops: u64,
+    /// Ratio.
+    pub utilization: f64,
+    /// Packets.
+    pub mean_queue: f64,
+    /// Packets.
+    pub max_queue: u64,
+    /// Bytes.
+    pub mean_queue_bytes: f64,
+    /// Bytes.
+    pub max_queue_bytes: u64,
+}
+
+/// Everything a run reports.
+#[derive(Debug, Serialize)]
+pub struct Results<'a> {
+    /// Per flow.
+    pub flows: Vec<FlowResult>,
+    /// Per link direction.
+    pub links: Vec<LinkResult>,
+    /// Traces (borrowed from the simulation).
+    #[serde(skip)]
+    pub traces: &'a Traces,
+    /// Flow names, indexed by the traces' `flow`.
+    pub flow_names: Vec<String>,
+    /// Link names, indexed by the traces' `link`.
+    pub link_names: Vec<String>,
+    /// Names of the seq trace's `event` codes.
+    pub seq_kinds: Vec<String>,
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+fn secs(t: Time) -> f64 {
+    t.as_secs_f64()
+}
+
+impl Simulation {
+    /// The results. Call after the run finished ([`Simulation::run`]); before that the figures
+    /// describe the run so far with its end at the current time.
+    pub fn results(&self) -> Results<'_> {
+        let end = self.now();
+        let dur = self.end().as_secs_f64();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, fl) in self.flows.iter().enumerate() {
+            let spec = &self.scenario.flows[i];
+            let s = fl.sender.stats();
+            let cc = fl.sender.cc();
+            let mss = spec.tcp.mss;
+            let t0 = fl.sender.first_data_time();
+            let complete = fl.sender.completed_at();
+            // t_su: first entry into CA outside recovery; a flow that completes (or whose run ends)
+            // before then gets t_su = t_complete (or the end) and left_startup = false.
+            let (t_su, left) = match (cc.entered_ca(), complete) {
+                (Some(ca), Some(c)) if c < ca => (Some(c), false),
+                (Some(ca), _) => (Some(ca.max(t0.unwrap_or(ca))), true),
+                (None, Some(c)) => (Some(c), false),
+                (None, None) => (t0.map(|_| end), false),
+            };
+            let su_time = match (t0, t_su) {
+                (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
+                _ => None,
+            };
+            let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.sender.snd_una() };
+            let su_throughput = su_time.filter(|&t| t > 0.0).map(|t| acked_at_su as f64 * 8.0 / t);
+            let exit = cc.startup_exit();
+            let exit_reason = match (exit, complete) {
+                (Some(e), _) => e.reason.as_str().to_string(),
+                (None, Some(_)) => "completed".to_string(),
+                (None, None) => "not-exited".to_string(),
+            };
+            let bdp = fl.available.map(|a| a / 8.0 * fl.base_rtt.as_secs_f64());
+            let exit_cwnd = exit.map(|e| e.cwnd);
+            let elapsed_end = complete.unwrap_or(end);
+            let elapsed = t0.map(|t| (elapsed_end - t).as_secs_f64()).filter(|&e| e > 0.0);
+            let throughput = match (complete, spec.size) {
+                (Some(_), Some(size)) => elapsed.map(|e| size as f64 * 8.0 / e),
+                _ => elapsed.map(|e| fl.sender.snd_una() as f64 * 8.0 / e),
+            };
+            let goodput = elapsed.map(|e| fl.receiver.delivered().min(spec.size.unwrap_or(u64::MAX)) as f64 * 8.0 / e);
+            let unique = s.packets_sent - s.retransmissions;
+            flows.push(FlowResult {
+                flow: fl.name.clone(),
+                startup: cc.startup_name().to_string(),
+                congestion_avoidance: cc.avoidance_name().to_string(),
+                recovery: spec.tcp.recovery_name().to_string(),
+                mss,
+                size: spec.size,
+                t0: t0.map(secs),
+                t_su: t_su.map(secs),
+                left_startup: left,
+                su_time,
+                su_throughput,
+                su_loss: ratio(fl.m.dropped_startup, fl.m.sent_startup),
+                loss_in_startup: ratio(fl.m.dropped_startup, s.packets_sent),
+                startup_exit_time: exit.map(|e| secs(e.time)),
+                exit_reason,
+                exit_cwnd,
+                exit_cwnd_pkts: exit_cwnd.map(|c| c / mss as f64),
+                overshoot: match (exit_cwnd, bdp) {
+                    (Some(c), Some(b)) if b > 0.0 => Some(c / b),
+                    _ => None,
+                },
+                bdp,
+                base_rtt: fl.base_rtt.as_secs_f64(),
+                available_rate: fl.available,
+                time_to_90: match (fl.m.t90, t0) {
+                    (Some(t), Some(t0)) => Some((t - t0).as_secs_f64()),
+                    _ => None,
+                },
+                early_peak_queue: t0.map(|_| fl.m.early_peak),
+                early_losses: t0.map(|_| fl.m.early_losses),
+                throughput,
+                goodput,
+                loss_rate: ratio(fl.m.dropped, s.packets_sent),
+                retransmission_ratio: ratio(unique, s.packets_sent),
+                completion_time: match (complete, t0) {
+                    (Some(c), Some(t0)) => Some((c - t0).as_secs_f64()),
+                    _ => None,
+                },
+                completed: complete.is_some(),
+                bytes_acked: fl.sender.snd_una(),
+                bytes_delivered: fl.receiver.delivered(),
+                packets_sent: s.packets_sent,
+                retransmissions: s.retransmissions,
+                drops: fl.m.dropped,
+                timeouts: s.timeouts,
+                fast_retransmits: s.fast_retransmits,
+                final_cwnd: cc.cwnd(),
+                srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
+            });
+        }
+        let links = self
+            .net
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(c, ch)| {
+                let st = &ch.stats;
+                let (limit, unit) = match ch.limit {
+                    QueueLimit::Packets(n) => (n, "pkt"),
+                    QueueLimit::Bytes(b) => (b, "B"),
+                };
+                let bits = self.link_bits.get(c).copied().unwrap_or(st.accepted_bytes as f64 * 8.0);
+                let span = end.as_nanos() as f64;
+                LinkResult {
+                    link: ch.name.clone(),
+                    from: self.net.nodes[ch.from as usize].clone(),
+                    to: self.net.nodes[ch.to as usize].clone(),
+                    rate: ch.rate.bps(),
+                    delay: ch.delay.as_secs_f64(),
+                    queue_limit: limit,
+                    queue_limit_unit: unit.to_string(),
+                    arrivals: st.arrivals,
+                    departures: st.accepted,
+                    drops: st.drops,
+                    utilization: if dur > 0.0 { bits / (ch.rate.bps() as f64 * dur) } else { 0.0 },
+                    mean_queue: if span > 0.0 { st.q_area_pkts as f64 / span } else { 0.0 },
+                    max_queue: st.max_pkts,
+                    mean_queue_bytes: if span > 0.0 { st.q_area_bytes as f64 / span } else { 0.0 },
+                    max_queue_bytes: st.max_bytes,
+                }
+            })
+            .collect();
+        Results {
+            flows,
+            links,
+            traces: &self.traces,
+            flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
+            link_names: self.net.channels.iter().map(|c| c.name.clone()).collect(),
+            seq_kinds: SEQ_KINDS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}

@@ -1,0 +1,683 @@
+//! The simulation: event loop, packet forwarding, TCP endpoints, cross traffic, measurement hooks.
+
+use crate::build::{network, Network};
+use crate::engine::{EventQueue, Source, TimerSlot};
+use crate::net::{flags, Arena, Offer, Packet, PktKind};
+use crate::trace::{Gate, Traces, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
+use startlab_cc::avoidance::{Avoidance, Reno};
+use startlab_cc::startup::{SlowStart, Startup};
+use startlab_cc::{CcConfig, Controller, Ssthresh};
+use startlab_scenario::{AckSpec, RecoverySpec, Scenario, SsthreshSpec, StartupSpec};
+use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, SegmentKind, Sender, SenderConfig};
+use startlab_units::{Dur, Time};
+use std::collections::VecDeque;
+
+/// A scenario that parses but cannot be built (e.g. no route between a flow's hosts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// Key path of the offending item.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+impl std::error::Error for BuildError {}
+
+/// Engine counters.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct EngineStats {
+    /// Events processed.
+    pub events: u64,
+    /// Data packets that reached their receiver.
+    pub delivered_packets: u64,
+    /// Data packets sent by TCP senders.
+    pub sent_packets: u64,
+    /// Packets dropped anywhere (all kinds).
+    pub dropped_packets: u64,
+    /// Simulated time reached, ns.
+    pub sim_time_ns: u64,
+}
+
+/// Per-flow measurement state (see metrics.rs for the definitions).
+#[derive(Debug, Default)]
+pub(crate) struct FlowMeter {
+    pub sent_startup: u64,
+    pub dropped_startup: u64,
+    pub dropped: u64,
+    pub delivered_pkts: u64,
+    pub early_end: Option<Time>,
+    pub early_losses: u64,
+    pub early_peak: u64,
+    pub t90: Option<Time>,
+    pub window: VecDeque<(Time, u64)>,
+    pub acked_at_su: Option<u64>,
+    pub last_ack: u64,
+    pub last_cc: (f64, f64),
+    pub data_sent: u64,
+    pub next_forced_drop: usize,
+}
+
+pub(crate) struct FlowState {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    stimer: TimerSlot,
+    rtimer: TimerSlot,
+    pub header: u32,
+    pub bottleneck: u32,
+    pub base_rtt: Dur,
+    /// bit/s; `None` if cross traffic leaves nothing.
+    pub available: Option<f64>,
+    pub forced_drops: Vec<u64>,
+    pub m: FlowMeter,
+}
+
+struct CrossState {
+    src: u32,
+    dst: u32,
+    size: u32,
+    bits_ns: u128,
+    rate: u128,
+    start: Time,
+    stop: Time,
+    k: u64,
+}
+
+/// One simulation of one scenario.
+pub struct Simulation {
+    pub(crate) scenario: Scenario,
+    now: Time,
+    end: Time,
+    q: EventQueue,
+    arena: Arena,
+    pub(crate) net: Network,
+    pub(crate) flows: Vec<FlowState>,
+    cross: Vec<CrossState>,
+    pub(crate) traces: Traces,
+    gate_cwnd: Gate,
+    gate_seq: Gate,
+    gate_queue: Gate,
+    pub(crate) stats: EngineStats,
+    pub(crate) violations: Vec<String>,
+    finished: bool,
+    pub(crate) link_bits: Vec<f64>,
+}
+
+fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controller {
+    let mss = spec.mss;
+    let cfg = CcConfig {
+        mss,
+        initial_window: spec.initial_window * mss,
+        initial_ssthresh: match spec.initial_ssthresh {
+            SsthreshSpec::Infinite => Ssthresh::Infinite,
+            SsthreshSpec::Bytes(b) => Ssthresh::Bytes(b as f64),
+        },
+        loss_window: mss,
+        cwnd_validation: spec.cwnd_validation,
+        linux_ss_clamp: spec.linux_ss_clamp,
+    };
+    let startup = match startup {
+        StartupSpec::SlowStart => Startup::SlowStart(SlowStart),
+    };
+    Controller::new(cfg, startup, Avoidance::Reno(Reno))
+}
+
+impl Simulation {
+    /// Builds a simulation; fails only for scenarios whose network cannot carry a flow.
+    pub fn new(scenario: Scenario) -> Result<Simulation, BuildError> {
+        let net = network(&scenario);
+        let mut q = EventQueue::default();
+        let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut cross = Vec::new();
+        let mut cross_paths = Vec::new();
+        for (j, c) in scenario.cross.iter().enumerate() {
+            let (src, dst) = net.ends(&c.ends);
+            let path = net.path(src, dst).ok_or_else(|| BuildError {
+                path: format!("cross[{j}]"),
+                message: format!("no route from {} to {}", net.nodes[src as usize], net.nodes[dst as usize]),
+            })?;
+            cross_paths.push(path);
+            cross.push(CrossState {
+                src,
+                dst,
+                size: c.packet_size as u32,
+                bits_ns: c.packet_size as u128 * 8 * 1_000_000_000,
+                rate: c.rate.bps() as u128,
+                start: Time(c.start.as_nanos()),
+                stop: Time(c.stop.as_nanos()),
+                k: 0,
+            });
+            q.push(Time(c.start.as_nanos()), Source::Cross(j as u32));
+        }
+        let mut paths = Vec::new();
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let (src, dst) = net.ends(&f.ends);
+            let no_route = |a: u32, b: u32| BuildError {
+                path: format!("flows[{i}]"),
+                message: format!("no route from {} to {}", net.nodes[a as usize], net.nodes[b as usize]),
+            };
+            let fwd = net.path(src, dst).ok_or_else(|| no_route(src, dst))?;
+            let rev = net.path(dst, src).ok_or_else(|| no_route(dst, src))?;
+            paths.push((fwd, rev));
+        }
+        // Available rate of a flow: its bottleneck's rate minus the CBR load crossing it, shared
+        // equally among the TCP flows crossing it.
+        let mut tcp_on = vec![0u64; net.channels.len()];
+        for (fwd, _) in &paths {
+            for &c in fwd {
+                tcp_on[c as usize] += 1;
+            }
+        }
+        let mut cbr_on = vec![0f64; net.channels.len()];
+        for (path, c) in cross_paths.iter().zip(&scenario.cross) {
+            for &ch in path {
+                cbr_on[ch as usize] += c.rate.bps() as f64;
+            }
+        }
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let (src, dst) = net.ends(&f.ends);
+            let (fwd, rev) = paths[i].clone();
+            let t = &f.tcp;
+            let data_size = (t.mss + t.header) as u64;
+            let base_rtt = fwd.iter().chain(&rev).fold(Dur::ZERO, |acc, &c| {
+                let ch = &net.channels[c as usize];
+                let bytes = if fwd.contains(&c) { data_size } else { t.header };
+                acc + ch.delay + ch.rate.tx_time(bytes)
+            });
+            let bottleneck = *fwd
+                .iter()
+                .min_by_key(|&&c| (net.channels[c as usize].rate, c))
+                .expect("a path between two distinct hosts has a channel");
+            let bc = bottleneck as usize;
+            let left = net.channels[bc].rate.bps() as f64 - cbr_on[bc];
+            let available = (left > 0.0).then(|| left / tcp_on[bc] as f64);
+            let recovery = match t.recovery {
+                RecoverySpec::Tahoe => Recovery::Tahoe,
+                RecoverySpec::Reno => Recovery::Reno,
+                RecoverySpec::Newreno => Recovery::NewReno,
+                RecoverySpec::Sack => Recovery::Sack,
+            };
+            let sender = Sender::new(
+                SenderConfig {
+                    mss: t.mss as u32,
+                    size: f.size,
+                    recovery,
+                    rto: RtoConfig { initial: t.rto_initial, min: t.rto_min, max: t.rto_max, granularity: t.clock_granularity },
+                    limited_transmit: t.limited_transmit,
+                    dupthresh: t.dupthresh as u32,
+                    handshake: t.handshake,
+                    newreno_impatient: t.newreno_impatient,
+                },
+                cc_for(t, &f.startup),
+            );
+            let policy = match t.ack {
+                AckSpec::EveryPacket => AckPolicy::EveryPacket,
+                AckSpec::Delayed { timeout } => AckPolicy::Delayed { timeout },
+                AckSpec::Quickack { segments, timeout } => AckPolicy::QuickAck { budget: segments as u32, timeout },
+            };
+            let receiver = Receiver::new(ReceiverConfig {
+                policy,
+                sack: recovery == Recovery::Sack,
+                max_sack_blocks: t.sack_blocks as usize,
+                rwnd: t.rwnd.unwrap_or(u64::MAX),
+                mss: t.mss,
+            });
+            let mut forced_drops = f.drops.clone();
+            forced_drops.sort_unstable();
+            forced_drops.dedup();
+            let cc = sender.cc();
+            let last_cc = (cc.cwnd(), cc.ssthresh().as_f64());
+            flows.push(FlowState {
+                name: f.name.clone(),
+                src,
+                dst,
+                sender,
+                receiver,
+                stimer: TimerSlot::default(),
+                rtimer: TimerSlot::default(),
+                header: t.header as u32,
+                bottleneck,
+                base_rtt,
+                available,
+                forced_drops,
+                m: FlowMeter { last_cc: (f64::NAN, last_cc.1), ..FlowMeter::default() },
+            });
+            q.push(Time(f.start.as_nanos()), Source::FlowStart(i as u32));
+        }
+        let interval = scenario.trace.interval;
+        let nf = flows.len();
+        let nc = net.channels.len();
+        Ok(Simulation {
+            end: Time(scenario.duration.as_nanos()),
+            now: Time::ZERO,
+            q,
+            arena: Arena::default(),
+            flows,
+            cross,
+            traces: Traces::default(),
+            gate_cwnd: Gate::new(interval, nf),
+            gate_seq: Gate::new(interval, nf),
+            gate_queue: Gate::new(interval, nc),
+            stats: EngineStats::default(),
+            violations: Vec::new(),
+            finished: false,
+            link_bits: Vec::new(),
+            net,
+            scenario,
+        })
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// End of the run.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    /// True once the run reached its end (results are available).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+    /// Engine counters.
+    pub fn stats(&self) -> EngineStats {
+        EngineStats { sim_time_ns: self.now.as_nanos(), ..self.stats }
+    }
+    /// The resolved scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Processes every event up to and including `until` (capped at the end of the run).
+    /// Returns true when the run is finished.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        if self.finished {
+            return true;
+        }
+        let limit = until.min(self.end);
+        while let Some(t) = self.q.peek_time() {
+            if t > limit {
+                break;
+            }
+            let (t, src) = self.q.pop().expect("peeked");
+            if t < self.now {
+                self.violations.push(format!("event time went back from {} to {}", self.now, t));
+            }
+            self.now = t;
+            self.stats.events += 1;
+            self.dispatch(src);
+        }
+        self.now = self.now.max(limit);
+        if limit >= self.end || self.q.peek_time().is_none() {
+            self.finish();
+        }
+        self.finished
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.now = self.end;
+        let end = self.end;
+        let trace_q = self.scenario.trace.queue;
+        for (c, ch) in self.net.channels.iter_mut().enumerate() {
+            let traces = &mut self.traces.queue;
+            let gate = &mut self.gate_queue;
+            ch.drain(end, |(t, p, b)| {
+                if trace_q && gate.pass(c, t) {
+                    traces.time.push(t.as_secs_f64());
+                    traces.link.push(c as u32);
+                    traces.packets.push(p);
+                    traces.bytes.push(b);
+                }
+            });
+        }
+        self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
+        self.finished = true;
+    }
+
+    fn dispatch(&mut self, src: Source) {
+        match src {
+            Source::Channel(c) => {
+                let ch = &mut self.net.channels[c as usize];
+                let (_, _, pkt) = ch.pipe.pop_front().expect("a channel event has a packet");
+                ch.stats.delivered += 1;
+                if let Some(&(t, seq, _)) = ch.pipe.front() {
+                    self.q.push_with_seq(t, seq, Source::Channel(c));
+                }
+                let to = ch.to;
+                self.arrive(to, pkt);
+            }
+            Source::SenderTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.stimer.take(self.now) {
+                    fl.sender.on_timer(self.now);
+                    self.after_sender(f);
+                }
+            }
+            Source::ReceiverTimer(f) => {
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                if fl.rtimer.take(now) {
+                    if let Some(ack) = fl.receiver.on_timer(now) {
+                        self.send_ack(f, ack);
+                    }
+                    let fl = &mut self.flows[f as usize];
+                    fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(f));
+                }
+            }
+            Source::FlowStart(f) => {
+                self.flows[f as usize].sender.start(self.now);
+                self.after_sender(f);
+            }
+            Source::Cross(j) => self.cross_emit(j),
+        }
+    }
+
+    fn cross_emit(&mut self, j: u32) {
+        let c = &mut self.cross[j as usize];
+        let (src, dst, size) = (c.src, c.dst, c.size);
+        // Exact schedule: packet k leaves at start + k * size / rate, no drift.
+        c.k += 1;
+        let next = c.start + Dur((c.k as u128 * c.bits_ns / c.rate) as u64);
+        if next < c.stop {
+            self.q.push(next, Source::Cross(j));
+        }
+        let pkt = self.arena.alloc(Packet {
+            kind: PktKind::Cross,
+            flow: j,
+            dst,
+            size,
+            seq: 0,
+            len: 0,
+            flags: 0,
+            ack: Ack::default(),
+        });
+        self.forward(src, pkt);
+    }
+
+    fn arrive(&mut self, node: u32, pkt: u32) {
+        if self.arena.get(pkt).dst == node {
+            self.deliver(pkt);
+        } else {
+            self.forward(node, pkt);
+        }
+    }
+
+    fn forward(&mut self, node: u32, pkt: u32) {
+        let p = *self.arena.get(pkt);
+        let Some(c) = self.net.routes.next(node, p.dst) else {
+            // Paths are checked when the simulation is built; this is a bug if it happens.
+            self.violations.push(format!("no route from node {node} to {}", p.dst));
+            self.drop_packet(pkt);
+            return;
+        };
+        let now = self.now;
+        let seq = self.q.next_seq();
+        let trace_q = self.scenario.trace.queue;
+        let ch = &mut self.net.channels[c as usize];
+        let traces = &mut self.traces.queue;
+        let gate = &mut self.gate_queue;
+        let mut record = |(t, pk, b): (Time, u64, u64)| {
+            if trace_q && gate.pass(c as usize, t) {
+                traces.time.push(t.as_secs_f64());
+                traces.link.push(c);
+                traces.packets.push(pk);
+                traces.bytes.push(b);
+            }
+        };
+        ch.drain(now, &mut record);
+        let before = ch.waiting_pkts();
+        match ch.offer(now, p.size, seq, pkt, &mut record) {
+            Offer::Accepted { arrival, first } => {
+                if first {
+                    self.q.push_with_seq(arrival, seq, Source::Channel(c));
+                }
+                let occ = ch.waiting_pkts();
+                if occ > before && !ch.early_watch.is_empty() {
+                    let flows = &mut self.flows;
+                    ch.early_watch.retain(|&(end, f)| {
+                        if now > end {
+                            return false;
+                        }
+                        let m = &mut flows[f as usize].m;
+                        m.early_peak = m.early_peak.max(occ);
+                        true
+                    });
+                }
+            }
+            Offer::Dropped => self.drop_packet(pkt),
+        }
+    }
+
+    fn drop_packet(&mut self, pkt: u32) {
+        let p = *self.arena.get(pkt);
+        self.stats.dropped_packets += 1;
+        if p.kind == PktKind::Data {
+            let fl = &mut self.flows[p.flow as usize];
+            fl.m.dropped += 1;
+            if p.flags & flags::STARTUP != 0 {
+                fl.m.dropped_startup += 1;
+            }
+            if p.flags & flags::EARLY != 0 {
+                fl.m.early_losses += 1;
+            }
+            self.seq_event(p.flow, SEQ_DROPPED, p.seq, p.len);
+        }
+        self.arena.free(pkt);
+    }
+
+    #[inline]
+    fn seq_event(&mut self, flow: u32, kind: u8, seq: u64, len: u32) {
+        if self.scenario.trace.seq && self.gate_seq.pass(flow as usize, self.now) {
+            let t = &mut self.traces.seq;
+            t.time.push(self.now.as_secs_f64());
+            t.flow.push(flow);
+            t.event.push(kind);
+            t.seq.push(seq);
+            t.len.push(len);
+        }
+    }
+
+    fn deliver(&mut self, pkt: u32) {
+        let p = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let now = self.now;
+        match p.kind {
+            PktKind::Cross => {}
+            PktKind::Data => {
+                self.stats.delivered_packets += 1;
+                let fl = &mut self.flows[p.flow as usize];
+                fl.m.delivered_pkts += 1;
+                let ack = fl.receiver.on_segment(now, p.seq, p.len);
+                fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
+                if let Some(ack) = ack {
+                    self.send_ack(p.flow, ack);
+                }
+            }
+            PktKind::Syn => {
+                let ack = self.flows[p.flow as usize].receiver.on_syn();
+                self.send_ack(p.flow, ack);
+            }
+            PktKind::Ack => self.on_ack(p.flow, &p.ack),
+        }
+    }
+
+    fn send_ack(&mut self, f: u32, ack: Ack) {
+        let fl = &self.flows[f as usize];
+        let (from, to, size) = (fl.dst, fl.src, fl.header);
+        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack });
+        self.forward(from, pkt);
+    }
+
+    fn on_ack(&mut self, f: u32, ack: &Ack) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if !ack.syn_ack {
+            if ack.ack < fl.m.last_ack {
+                self.violations.push(format!("flow {}: cumulative ACK went back from {} to {}", fl.name, fl.m.last_ack, ack.ack));
+            }
+            fl.m.last_ack = fl.m.last_ack.max(ack.ack);
+        }
+        let newly = fl.sender.on_ack(now, ack);
+        if newly > 0 {
+            let una = fl.sender.snd_una();
+            // Time to 90 % of the available rate: bytes newly ACKed over the last base RTT.
+            if let (None, Some(avail), Some(t0)) = (fl.m.t90, fl.available, fl.sender.first_data_time()) {
+                let rtt = fl.base_rtt;
+                let w = &mut fl.m.window;
+                if w.is_empty() {
+                    w.push_back((t0, 0));
+                }
+                w.push_back((now, una));
+                let from = Time(now.as_nanos().saturating_sub(rtt.as_nanos()));
+                while w.len() >= 2 && w[1].0 <= from {
+                    w.pop_front();
+                }
+                if now.as_nanos() >= t0.as_nanos() + rtt.as_nanos() && w[0].0 <= from {
+                    let rate = (una - w[0].1) as f64 * 8.0 / rtt.as_secs_f64();
+                    if rate >= 0.9 * avail {
+                        fl.m.t90 = Some(now);
+                        w.clear();
+                        w.shrink_to_fit();
+                    }
+                }
+            }
+            self.seq_event(f, SEQ_ACKED, una, newly as u32);
+        }
+        self.after_sender(f);
+    }
+
+    /// After any sender event: transmit what the window allows, re-arm its timer, trace cwnd.
+    fn after_sender(&mut self, f: u32) {
+        let now = self.now;
+        loop {
+            let fl = &mut self.flows[f as usize];
+            let Some(seg) = fl.sender.poll_transmit(now) else { break };
+            let mut fl_flags = 0;
+            if fl.sender.cc().entered_ca().is_none() && fl.sender.completed_at().is_none() {
+                fl_flags |= flags::STARTUP;
+            }
+            let (kind, size) = match seg.kind {
+                SegmentKind::Syn => (PktKind::Syn, fl.header),
+                SegmentKind::Data => (PktKind::Data, seg.len + fl.header),
+            };
+            let mut forced = false;
+            if kind == PktKind::Data {
+                if fl.m.early_end.is_none() {
+                    let t0 = fl.sender.first_data_time().unwrap_or(now);
+                    let end = t0 + Dur(fl.base_rtt.as_nanos() * self.scenario.measure.early_rtts);
+                    fl.m.early_end = Some(end);
+                    let ch = &mut self.net.channels[fl.bottleneck as usize];
+                    ch.drain(now, |_| {});
+                    fl.m.early_peak = ch.waiting_pkts();
+                    ch.early_watch.push((end, f));
+                }
+                if fl.m.early_end.is_some_and(|e| now <= e) {
+                    fl_flags |= flags::EARLY;
+                }
+                fl.m.data_sent += 1;
+                if fl_flags & flags::STARTUP != 0 {
+                    fl.m.sent_startup += 1;
+                }
+                if fl.forced_drops.get(fl.m.next_forced_drop) == Some(&fl.m.data_sent) {
+                    fl.m.next_forced_drop += 1;
+                    forced = true;
+                }
+                self.stats.sent_packets += 1;
+            }
+            let src = fl.src;
+            let pkt = self.arena.alloc(Packet {
+                kind,
+                flow: f,
+                dst: fl.dst,
+                size,
+                seq: seg.seq,
+                len: seg.len,
+                flags: fl_flags,
+                ack: Ack::default(),
+            });
+            if kind == PktKind::Data {
+                let ev = if seg.retransmit { SEQ_RETRANSMITTED } else { SEQ_SENT };
+                self.seq_event(f, ev, seg.seq, seg.len);
+            }
+            if forced {
+                self.drop_packet(pkt);
+            } else {
+                self.forward(src, pkt);
+            }
+        }
+        let fl = &mut self.flows[f as usize];
+        fl.stimer.sync(&mut self.q, fl.sender.next_timeout(), Source::SenderTimer(f));
+        let cc = fl.sender.cc();
+        if fl.m.acked_at_su.is_none() && cc.entered_ca().is_some() {
+            fl.m.acked_at_su = Some(fl.sender.snd_una());
+        }
+        let now_cc = (cc.cwnd(), cc.ssthresh().as_f64());
+        if !(now_cc.0 > 0.0) {
+            self.violations.push(format!("flow {}: cwnd {} is not positive", fl.name, now_cc.0));
+        }
+        if now_cc != fl.m.last_cc {
+            fl.m.last_cc = now_cc;
+            if self.scenario.trace.cwnd && self.gate_cwnd.pass(f as usize, now) {
+                let t = &mut self.traces.cwnd;
+                t.time.push(now.as_secs_f64());
+                t.flow.push(f);
+                t.cwnd.push(now_cc.0);
+                t.ssthresh.push(now_cc.1);
+            }
+        }
+    }
+
+    /// Checks the conservation invariants: per link, arrivals = drops + delivered + in the link;
+    /// per flow, data packets sent = delivered + dropped + in the network (counted independently by
+    /// walking every link); plus every violation recorded during the run (ACKs going back, time
+    /// going back, cwnd not positive).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut errors = self.violations.clone();
+        let mut in_net = vec![0u64; self.flows.len()];
+        for ch in &self.net.channels {
+            let s = &ch.stats;
+            if s.arrivals != s.drops + s.delivered + ch.pipe.len() as u64 {
+                errors.push(format!("{}: {} arrivals != {} drops + {} delivered + {} in the link", ch.name, s.arrivals, s.drops, s.delivered, ch.pipe.len()));
+            }
+            for &(_, _, p) in &ch.pipe {
+                let p = self.arena.get(p);
+                if p.kind == PktKind::Data {
+                    in_net[p.flow as usize] += 1;
+                }
+            }
+        }
+        for (i, fl) in self.flows.iter().enumerate() {
+            let sent = fl.sender.stats().packets_sent;
+            if sent != fl.m.delivered_pkts + fl.m.dropped + in_net[i] {
+                errors.push(format!("flow {}: {sent} sent != {} delivered + {} dropped + {} in flight", fl.name, fl.m.delivered_pkts, fl.m.dropped, in_net[i]));
+            }
+            if fl.receiver.delivered() < fl.sender.snd_una() {
+                errors.push(format!("flow {}: sender saw {} bytes ACKed but the receiver has only {}", fl.name, fl.sender.snd_una(), fl.receiver.delivered()));
+            }
+            if let (Some(size), Some(_)) = (self.scenario.flows[i].size, fl.sender.completed_at()) {
+                if fl.receiver.delivered() != size {
+                    errors.push(format!("flow {}: completed but the receiver got {} of {size} bytes", fl.name, fl.receiver.delivered()));
+                }
+            }
+        }
+        if self.arena.live() as u64 != self.net.channels.iter().map(|c| c.pipe.len() as u64).sum::<u64>() {
+            errors.push(format!("{} packets alive in the arena but not in any link", self.arena.live()));
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    }
+}

@@ -1,0 +1,47 @@
+//! Sans-IO TCP endpoints for startlab.
+//!
+//! [`Sender`] and [`Receiver`] know no clock or network: the driver passes in arriving segments and
+//! ACKs with the current time, asks [`Sender::poll_transmit`] for the next segment to put on the
+//! wire, and arms one timer per endpoint at `next_timeout()`. The simulator is one driver; a real
+//! user-space transport can be another.
+//!
+//! Sequence numbers are byte offsets of the application stream starting at 0; the SYN occupies no
+//! sequence space here (the handshake is modelled by segment kinds). Every data segment starts at
+//! a multiple of the MSS, so segment `i` covers bytes `[i*mss, (i+1)*mss)` (the last may be short).
+
+mod receiver;
+mod rto;
+mod sender;
+
+pub use receiver::{AckPolicy, Receiver, ReceiverConfig};
+pub use rto::{RtoConfig, RtoEstimator};
+pub use sender::{Recovery, Segment, SegmentKind, Sender, SenderConfig, SenderStats};
+
+/// Most SACK blocks an ACK can carry (RFC 2018: 4 without timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// An acknowledgement segment as it travels from receiver to sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ack {
+    /// Cumulative ACK: the next byte the receiver expects.
+    pub ack: u64,
+    /// SACK blocks `[start, end)`, most recent first (RFC 2018 §4); only the first `n_sack` are valid.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// Number of valid SACK blocks.
+    pub n_sack: u8,
+    /// Advertised receive window in bytes (`u64::MAX`: unlimited).
+    pub rwnd: u64,
+    /// This is the SYN-ACK of the handshake.
+    pub syn_ack: bool,
+    /// Released by the delayed-ACK timer rather than by a second segment (PaSt §7.7 needs this).
+    pub timer_triggered: bool,
+    /// Data segments this ACK acknowledges for the first time (0 for a duplicate ACK).
+    pub segments: u32,
+}
+
+impl Ack {
+    /// The valid SACK blocks.
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..self.n_sack as usize]
+    }
+}

@@ -1,0 +1,739 @@
+//! The TCP sender: handshake, segmentation, RFC 6298 retransmission timer with Karn's rule and
+//! backoff, Limited Transmit (RFC 3042), and loss recovery Tahoe, Reno (RFC 5681 §3.2), NewReno
+//! (RFC 6582) and SACK (RFC 6675), all as ALGORITHMS.md §2 resolves them. Window arithmetic is
+//! delegated to the sans-IO [`Controller`] of `startlab-cc`.
+
+use crate::{Ack, RtoConfig, RtoEstimator};
+use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase};
+use startlab_units::{Dur, Time};
+use std::collections::VecDeque;
+
+/// Loss-recovery variant (ALGORITHMS.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment (go-back-N).
+    Tahoe,
+    /// Fast retransmit and fast recovery with window inflation; leaves recovery on the first ACK
+    /// that advances.
+    Reno,
+    /// RFC 6582: stays in recovery until the ACK covers `recover`, one hole per partial ACK.
+    NewReno,
+    /// RFC 6675: scoreboard, `pipe`, `NextSeg()`.
+    Sack,
+}
+
+impl Recovery {
+    /// The name used in scenarios and results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recovery::Tahoe => "tahoe",
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+        }
+    }
+}
+
+/// Sender configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct SenderConfig {
+    /// Maximum segment size (payload bytes).
+    pub mss: u32,
+    /// Bytes to transfer; `None` for an infinite (long-lived) transfer.
+    pub size: Option<u64>,
+    /// Loss recovery.
+    pub recovery: Recovery,
+    /// Retransmission timer.
+    pub rto: RtoConfig,
+    /// RFC 3042 Limited Transmit.
+    pub limited_transmit: bool,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
+    pub dupthresh: u32,
+    /// Open with a SYN / SYN-ACK exchange before sending data.
+    pub handshake: bool,
+    /// RFC 6582 §4.1 "Impatient" timer: restart the RTO only on the first partial ACK (default);
+    /// false is "Slow-but-Steady" (restart on every partial ACK).
+    pub newreno_impatient: bool,
+}
+
+/// What kind of segment the sender emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// Handshake SYN (no payload).
+    Syn,
+    /// Data.
+    Data,
+}
+
+/// A segment to put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Kind.
+    pub kind: SegmentKind,
+    /// First payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// True if these bytes were sent before.
+    pub retransmit: bool,
+}
+
+/// Counters a sender keeps for the results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Data segments sent again.
+    pub retransmissions: u64,
+    /// Retransmission timer expiries with data outstanding.
+    pub timeouts: u64,
+    /// Loss-recovery episodes entered by duplicate ACKs or SACK (Tahoe's included).
+    pub fast_retransmits: u64,
+    /// SYN retransmissions.
+    pub syn_retransmits: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SegMeta {
+    /// Last transmission time.
+    sent: Time,
+    /// Transmissions so far.
+    tx: u16,
+    sacked: bool,
+    /// RFC 6675 IsLost(), recomputed on every ACK while SACK blocks exist.
+    lost: bool,
+    /// Retransmitted during the current SACK recovery episode (its retransmission is in `pipe`).
+    rtx_in_episode: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Handshake {
+    Closed,
+    SynSent { at: Time, retransmitted: bool },
+    Established,
+}
+
+/// A TCP sender.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: SenderConfig,
+    cc: Controller,
+    rtt: RtoEstimator,
+    handshake: Handshake,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// One past the highest byte ever sent (`HighData + 1`).
+    snd_max: u64,
+    /// Per-segment state for `[snd_una, snd_max)`; `segs[0]` is the segment starting at `snd_una`.
+    segs: VecDeque<SegMeta>,
+    sacked_count: usize,
+    rwnd: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// NewReno/Tahoe `recover` and SACK `RecoveryPoint`, as one past the highest byte (exclusive).
+    recover: Option<u64>,
+    /// One past the highest retransmitted byte in this SACK episode (`HighRxt + 1`).
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    /// Highest SACKed byte + 1.
+    high_sacked: u64,
+    pipe: u64,
+    rtx_pending: Option<u64>,
+    lt_sent: u64,
+    partial_acks: u32,
+    rto_deadline: Option<Time>,
+    /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
+    timeout_streak: u32,
+    started: bool,
+    syn_retransmitted: bool,
+    first_data: Option<Time>,
+    completed_at: Option<Time>,
+    stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender that starts when [`Sender::start`] is called.
+    pub fn new(cfg: SenderConfig, cc: Controller) -> Self {
+        debug_assert!(cfg.mss > 0 && cfg.dupthresh > 0);
+        Sender {
+            rtt: RtoEstimator::new(cfg.rto),
+            cfg,
+            cc,
+            handshake: Handshake::Closed,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            segs: VecDeque::new(),
+            sacked_count: 0,
+            rwnd: u64::MAX,
+            dupacks: 0,
+            in_recovery: false,
+            recover: None,
+            high_rxt: 0,
+            rescue_rxt: None,
+            high_sacked: 0,
+            pipe: 0,
+            rtx_pending: None,
+            lt_sent: 0,
+            partial_acks: 0,
+            rto_deadline: None,
+            timeout_streak: 0,
+            started: false,
+            syn_retransmitted: false,
+            first_data: None,
+            completed_at: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// The congestion controller (read-only).
+    pub fn cc(&self) -> &Controller {
+        &self.cc
+    }
+    /// Counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+    /// Cumulative ACK point (unique bytes acknowledged).
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// One past the highest byte sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// RFC 5681 FlightSize.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+    /// Smoothed RTT once sampled.
+    pub fn srtt(&self) -> Option<Dur> {
+        self.rtt.srtt()
+    }
+    /// Current RTO.
+    pub fn rto(&self) -> Dur {
+        self.rtt.rto()
+    }
+    /// When the first data segment was sent.
+    pub fn first_data_time(&self) -> Option<Time> {
+        self.first_data
+    }
+    /// When the ACK of the last byte arrived (finite transfers).
+    pub fn completed_at(&self) -> Option<Time> {
+        self.completed_at
+    }
+    /// In loss recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// The retransmission-timer deadline.
+    pub fn next_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    /// Opens the connection (the application has data from now on).
+    pub fn start(&mut self, _now: Time) {
+        self.started = true;
+        if !self.cfg.handshake {
+            self.handshake = Handshake::Established;
+        }
+    }
+
+    fn mss(&self) -> u64 {
+        self.cfg.mss as u64
+    }
+
+    fn data_end(&self) -> u64 {
+        self.cfg.size.unwrap_or(u64::MAX)
+    }
+
+    fn seg_len(&self, seq: u64) -> u32 {
+        (self.data_end() - seq).min(self.mss()) as u32
+    }
+
+    fn idx(&self, seq: u64) -> usize {
+        ((seq - self.snd_una) / self.mss()) as usize
+    }
+
+    fn seq_of(&self, idx: usize) -> u64 {
+        self.snd_una + idx as u64 * self.mss()
+    }
+
+    /// The next segment to put on the wire now, if the window, the receiver window and the
+    /// recovery state allow one. Call repeatedly until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if !self.started || self.completed_at.is_some() {
+            return None;
+        }
+        match self.handshake {
+            Handshake::Closed => {
+                self.handshake = Handshake::SynSent { at: now, retransmitted: self.syn_retransmitted };
+                self.arm_timer(now);
+                let retransmit = self.syn_retransmitted;
+                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit });
+            }
+            Handshake::SynSent { .. } => return None,
+            Handshake::Established => {}
+        }
+        if let Some(seq) = self.rtx_pending.take() {
+            if seq >= self.snd_una && seq < self.snd_max {
+                return Some(self.emit(now, seq, true));
+            }
+        }
+        if self.in_recovery && self.cfg.recovery == Recovery::Sack {
+            return self.sack_next_segment(now);
+        }
+        // Go-back-N after a timeout or Tahoe: resend from snd_nxt, skipping SACKed segments.
+        while self.snd_nxt < self.snd_max && self.segs[self.idx(self.snd_nxt)].sacked {
+            self.snd_nxt += self.seg_len(self.snd_nxt) as u64;
+        }
+        if self.snd_nxt >= self.data_end() {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let len = self.seg_len(seq) as u64;
+        let flight = self.snd_nxt - self.snd_una;
+        let wnd = (self.cc.cwnd().floor() as u64).min(self.rwnd);
+        let rwnd_ok = flight + len <= self.rwnd;
+        if flight + len <= wnd {
+            return Some(self.emit(now, seq, seq < self.snd_max));
+        }
+        // RFC 3042: one new segment per duplicate ACK (the first two), FlightSize <= cwnd + 2*SMSS.
+        let lt_allow = self.dupacks.min(2) as u64 * self.mss();
+        if self.cfg.limited_transmit
+            && !self.in_recovery
+            && self.dupacks > 0
+            && seq == self.snd_max
+            && rwnd_ok
+            && flight + len <= self.cc.cwnd().floor() as u64 + lt_allow
+        {
+            self.lt_sent += len;
+            return Some(self.emit(now, seq, false));
+        }
+        None
+    }
+
+    /// RFC 6675 §5 NextSeg() while in SACK recovery, gated by `cwnd - pipe >= SMSS`.
+    fn sack_next_segment(&mut self, now: Time) -> Option<Segment> {
+        if (self.cc.cwnd() - self.pipe as f64) < self.mss() as f64 {
+            return None;
+        }
+        let first = if self.high_rxt > self.snd_una { self.idx(self.high_rxt.min(self.snd_max)) } else { 0 };
+        let below = |s: &Sender, i: usize| s.seq_of(i) < s.high_sacked;
+        // (1) the lowest lost, unSACKed segment above HighRxt.
+        let mut rule3 = None;
+        for i in first..self.segs.len() {
+            if !below(self, i) {
+                break;
+            }
+            let m = self.segs[i];
+            if m.sacked || m.rtx_in_episode {
+                continue;
+            }
+            if m.lost {
+                return Some(self.sack_retransmit(now, i));
+            }
+            if rule3.is_none() {
+                rule3 = Some(i);
+            }
+        }
+        // (2) new data.
+        let seq = self.snd_max;
+        if seq < self.data_end() && seq + self.seg_len(seq) as u64 - self.snd_una <= self.rwnd {
+            self.snd_nxt = self.snd_max;
+            let seg = self.emit(now, seq, false);
+            self.pipe += seg.len as u64;
+            return Some(seg);
+        }
+        // (3) the lowest unSACKed segment above HighRxt, not yet deemed lost.
+        if let Some(i) = rule3 {
+            return Some(self.sack_retransmit(now, i));
+        }
+        // (4) one rescue retransmission per episode.
+        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+            if let Some(i) = (0..self.segs.len()).rev().find(|&i| !self.segs[i].sacked) {
+                self.rescue_rxt = self.recover;
+                let seq = self.seq_of(i);
+                let seg = self.emit(now, seq, true);
+                self.pipe += seg.len as u64;
+                return Some(seg);
+            }
+        }
+        None
+    }
+
+    fn sack_retransmit(&mut self, now: Time, i: usize) -> Segment {
+        let seq = self.seq_of(i);
+        let seg = self.emit(now, seq, true);
+        self.segs[i].rtx_in_episode = true;
+        self.high_rxt = self.high_rxt.max(seq + seg.len as u64);
+        self.pipe += seg.len as u64;
+        seg
+    }
+
+    fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
+        let len = self.seg_len(seq);
+        let end = seq + len as u64;
+        if end > self.snd_max {
+            debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
+            self.segs.push_back(SegMeta { sent: now, tx: 1, sacked: false, lost: false, rtx_in_episode: false });
+            self.snd_max = end;
+            if self.first_data.is_none() {
+                self.first_data = Some(now);
+                self.cc.on_first_send(end);
+            }
+        } else {
+            let i = self.idx(seq);
+            let m = &mut self.segs[i];
+            m.sent = now;
+            m.tx = m.tx.saturating_add(1);
+        }
+        if seq == self.snd_nxt {
+            self.snd_nxt = end;
+        }
+        self.stats.packets_sent += 1;
+        if retransmit {
+            self.stats.retransmissions += 1;
+        }
+        if self.rto_deadline.is_none() {
+            self.arm_timer(now);
+        }
+        Segment { kind: SegmentKind::Data, seq, len, retransmit }
+    }
+
+    fn arm_timer(&mut self, now: Time) {
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// An ACK arrived. Returns the bytes it newly acknowledged cumulatively.
+    pub fn on_ack(&mut self, now: Time, ack: &Ack) -> u64 {
+        if ack.syn_ack {
+            if let Handshake::SynSent { at, retransmitted } = self.handshake {
+                self.handshake = Handshake::Established;
+                self.rto_deadline = None;
+                if retransmitted {
+                    // RFC 6298 §5.7: a retransmitted SYN means RTO = 3 s once data flows.
+                    self.rtt.raise_to(Dur::from_secs(3));
+                } else {
+                    self.rtt.on_sample(now - at);
+                }
+            }
+            return 0;
+        }
+        if self.handshake != Handshake::Established || ack.ack > self.snd_max {
+            return 0;
+        }
+        self.rwnd = ack.rwnd;
+        let flight_before = self.snd_nxt - self.snd_una;
+        let newly_sacked = self.update_scoreboard(ack);
+        let newly_acked = ack.ack.saturating_sub(self.snd_una);
+        if newly_acked > 0 {
+            self.on_advance(now, ack.ack, flight_before);
+        } else if ack.ack == self.snd_una && self.snd_max > self.snd_una {
+            self.on_dupack(now, newly_sacked);
+        }
+        if self.sacked_count > 0 {
+            self.recompute_lost_and_pipe();
+        }
+        newly_acked
+    }
+
+    fn update_scoreboard(&mut self, ack: &Ack) -> bool {
+        if self.cfg.recovery != Recovery::Sack || ack.n_sack == 0 {
+            return false;
+        }
+        let mut newly = false;
+        for &(s, e) in ack.sack_blocks() {
+            let s = s.max(ack.ack).max(self.snd_una);
+            let e = e.min(self.snd_max);
+            if s >= e {
+                continue;
+            }
+            // Blocks are unions of whole segments; mark every segment fully inside.
+            let mut seq = s.next_multiple_of(self.mss());
+            if s == self.snd_una {
+                seq = s;
+            }
+            while seq < e {
+                let len = self.seg_len(seq) as u64;
+                if seq + len > e {
+                    break;
+                }
+                let i = self.idx(seq);
+                if !self.segs[i].sacked {
+                    self.segs[i].sacked = true;
+                    self.sacked_count += 1;
+                    newly = true;
+                }
+                seq += len;
+            }
+            self.high_sacked = self.high_sacked.max(e);
+        }
+        newly
+    }
+}
+
+impl Sender {
+    /// The cumulative ACK point moved to `ack`.
+    fn on_advance(&mut self, now: Time, ack: u64, flight_before: u64) {
+        let newly = ack - self.snd_una;
+        // Karn: samples only from segments sent once and not SACKed before (ALGORITHMS.md §2.5):
+        // the oldest newly acked feeds the RTO estimator (Linux seq_rtt), the newest the
+        // congestion controller (Linux ca_rtt).
+        let acked_segs = self.idx(ack.min(self.snd_max) - 1) + 1;
+        let oldest = self.segs[0];
+        let newest = self.segs[acked_segs - 1];
+        let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
+        if valid(oldest) {
+            self.rtt.on_sample(now - oldest.sent);
+        }
+        let ca_rtt = valid(newest).then(|| now - newest.sent);
+        for _ in 0..acked_segs {
+            if self.segs.pop_front().is_some_and(|m| m.sacked) {
+                self.sacked_count -= 1;
+            }
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.high_rxt = self.high_rxt.max(ack);
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        self.timeout_streak = 0;
+        if self.sacked_count == 0 {
+            self.high_sacked = self.snd_una;
+        }
+        let mss = self.mss() as f64;
+        let mut restart_timer = true;
+        if self.in_recovery {
+            match self.cfg.recovery {
+                Recovery::Tahoe => unreachable_recovery(),
+                Recovery::Reno => self.exit_recovery(now, self.ssthresh_bytes()),
+                Recovery::NewReno => {
+                    if self.recover.is_some_and(|r| ack >= r) {
+                        // RFC 6582 §3.2 step 3, option 1: min(ssthresh, max(FlightSize, SMSS) + SMSS).
+                        let flight = (self.snd_nxt - self.snd_una) as f64;
+                        let w = self.ssthresh_bytes().min(flight.max(mss) + mss);
+                        self.exit_recovery(now, w);
+                    } else {
+                        // Partial ACK: retransmit the next hole, deflate by the amount acked, add
+                        // back one SMSS if at least one SMSS was acked.
+                        self.rtx_pending = Some(self.snd_una);
+                        let mut w = self.cc.cwnd() - newly as f64;
+                        if newly >= self.mss() {
+                            w += mss;
+                        }
+                        self.cc.set_recovery_cwnd(w);
+                        self.partial_acks += 1;
+                        restart_timer = !self.cfg.newreno_impatient || self.partial_acks == 1;
+                    }
+                }
+                Recovery::Sack => {
+                    if self.recover.is_some_and(|r| ack >= r) {
+                        self.exit_recovery(now, self.ssthresh_bytes());
+                    }
+                }
+            }
+        } else {
+            let cwnd = self.cc.cwnd();
+            // RFC 7661 / Linux tcp_is_cwnd_limited: in slow start, growth needs the flight to have
+            // used more than half the window; in avoidance, the whole window less one segment.
+            let cwnd_limited = if self.cc.phase() == Phase::SlowStart {
+                2.0 * flight_before as f64 > cwnd
+            } else {
+                flight_before as f64 + mss >= cwnd
+            };
+            self.cc.on_ack(&AckEvent {
+                now,
+                newly_acked: newly,
+                ack_seq: ack,
+                snd_nxt: self.snd_nxt,
+                rtt: ca_rtt,
+                flight_size: self.snd_nxt - self.snd_una,
+                cwnd_limited,
+            });
+        }
+        if self.cfg.size.is_some_and(|s| self.snd_una >= s) {
+            self.completed_at = Some(now);
+            self.rto_deadline = None;
+        } else if self.snd_una == self.snd_max {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.arm_timer(now);
+        }
+    }
+
+    fn ssthresh_bytes(&self) -> f64 {
+        self.cc.ssthresh().as_f64()
+    }
+
+    fn exit_recovery(&mut self, now: Time, cwnd: f64) {
+        self.in_recovery = false;
+        self.partial_acks = 0;
+        self.pipe = 0;
+        self.cc.on_recovery_exit(now, cwnd);
+    }
+
+    fn on_dupack(&mut self, now: Time, newly_sacked: bool) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // Reno and NewReno inflate by one SMSS per further duplicate ACK (RFC 5681 §3.2 step 4).
+            if matches!(self.cfg.recovery, Recovery::Reno | Recovery::NewReno) {
+                self.cc.set_recovery_cwnd(self.cc.cwnd() + self.mss() as f64);
+            }
+            return;
+        }
+        let _ = newly_sacked;
+        let sack_says_lost = self.cfg.recovery == Recovery::Sack && self.is_lost(0);
+        if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
+            return;
+        }
+        // Guard against reacting twice to one window of losses: Tahoe and NewReno use `recover`
+        // (RFC 6582: the ACK must cover more than recover), SACK its RecoveryPoint (RFC 6675).
+        let allowed = match self.cfg.recovery {
+            Recovery::Reno => self.dupacks == self.cfg.dupthresh || sack_says_lost,
+            Recovery::Tahoe | Recovery::NewReno => {
+                self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
+            }
+            Recovery::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+        };
+        if !allowed {
+            return;
+        }
+        self.stats.fast_retransmits += 1;
+        let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_sent);
+        let tahoe = self.cfg.recovery == Recovery::Tahoe;
+        self.cc.on_congestion(&CongestionEvent {
+            now,
+            kind: CongestionKind::FastRetransmit,
+            flight_size: flight,
+            enter_recovery: !tahoe,
+        });
+        self.recover = Some(self.snd_max);
+        match self.cfg.recovery {
+            Recovery::Tahoe => {
+                // Go back to SND.UNA and slow-start again (ALGORITHMS.md §2.2).
+                self.snd_nxt = self.snd_una;
+            }
+            Recovery::Reno | Recovery::NewReno => {
+                self.in_recovery = true;
+                self.rtx_pending = Some(self.snd_una);
+                let inflated = self.ssthresh_bytes() + 3.0 * self.mss() as f64;
+                self.cc.set_recovery_cwnd(inflated);
+            }
+            Recovery::Sack => {
+                self.in_recovery = true;
+                self.rescue_rxt = None;
+                self.high_rxt = self.snd_una;
+                for m in self.segs.iter_mut() {
+                    m.rtx_in_episode = false;
+                }
+                // RFC 6675 §5 step 4.2: retransmit the first segment, not a NextSeg() choice.
+                self.rtx_pending = Some(self.snd_una);
+                self.segs[0].rtx_in_episode = true;
+                self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
+            }
+        }
+    }
+
+    /// RFC 6675 IsLost() for segment `i`, computed directly (used before recovery starts).
+    fn is_lost(&self, i: usize) -> bool {
+        let mut sacked_bytes = 0;
+        let mut runs = 0;
+        let mut prev_sacked = false;
+        for j in (i + 1)..self.segs.len() {
+            let s = self.segs[j].sacked;
+            if s {
+                sacked_bytes += self.seg_len(self.seq_of(j)) as u64;
+                if !prev_sacked {
+                    runs += 1;
+                }
+            }
+            prev_sacked = s;
+        }
+        runs >= self.cfg.dupthresh || sacked_bytes > (self.cfg.dupthresh as u64 - 1) * self.mss()
+    }
+
+    /// One backward pass: IsLost() for every segment, then SetPipe() (RFC 6675 §4).
+    fn recompute_lost_and_pipe(&mut self) {
+        let threshold = (self.cfg.dupthresh as u64 - 1) * self.mss();
+        let mut sacked_bytes = 0;
+        let mut runs = 0;
+        let mut next_sacked = false;
+        let mut pipe = 0;
+        for i in (0..self.segs.len()).rev() {
+            let len = self.seg_len(self.seq_of(i)) as u64;
+            let m = &mut self.segs[i];
+            if m.sacked {
+                sacked_bytes += len;
+                if !next_sacked {
+                    runs += 1;
+                }
+            } else {
+                m.lost = runs >= self.cfg.dupthresh || sacked_bytes > threshold;
+                if !m.lost {
+                    pipe += len;
+                }
+                if m.rtx_in_episode {
+                    pipe += len;
+                }
+            }
+            next_sacked = m.sacked;
+        }
+        self.pipe = pipe;
+    }
+
+    /// The retransmission timer fired at `now` (the driver calls this at `next_timeout()`).
+    pub fn on_timer(&mut self, now: Time) {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        self.rto_deadline = None;
+        if let Handshake::SynSent { at, .. } = self.handshake {
+            self.stats.syn_retransmits += 1;
+            self.rtt.back_off();
+            let _ = at;
+            self.handshake = Handshake::Closed; // poll_transmit resends the SYN
+            self.syn_retransmitted = true;
+            return;
+        }
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = self.snd_nxt - self.snd_una;
+        if self.timeout_streak == 0 {
+            // First expiry of the episode sets ssthresh from FlightSize (ALGORITHMS.md §2.5).
+            self.cc.on_congestion(&CongestionEvent {
+                now,
+                kind: CongestionKind::Timeout,
+                flight_size: flight,
+                enter_recovery: false,
+            });
+        } else {
+            self.cc.on_repeated_timeout();
+        }
+        self.timeout_streak += 1;
+        self.rtt.back_off();
+        // RFC 6675 §5.1 / RFC 6582: end any recovery episode; no new one before SND.UNA passes
+        // everything sent so far. SACK marks are kept (ALGORITHMS.md §2.6 lab choice).
+        self.in_recovery = false;
+        self.partial_acks = 0;
+        self.recover = Some(self.snd_max);
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        self.pipe = 0;
+        self.rtx_pending = None;
+        self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
+        for m in self.segs.iter_mut() {
+            m.rtx_in_episode = false;
+        }
+        self.arm_timer(now);
+    }
+}
+
+#[inline]
+fn unreachable_recovery() {
+    debug_assert!(false, "Tahoe never enters fast recovery");
+}

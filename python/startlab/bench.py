@@ -1,0 +1,174 @@
+"""The benchmark behind ``startlab bench``: wall time, event rate and peak memory per scenario.
+
+Scenarios: ``paced-start-default`` (examples/paced-start-default.toml as shipped) and
+``dumbbell-nN``: N long-lived SACK flows started together through a 1 Gbps bottleneck with a 50 ms
+RTT, 10 Gbps access links and a drop-tail buffer of one BDP, for 20 s of simulated time with traces
+off (``--quick``: 2 s and N = 10, 100 only).
+
+Each scenario runs in a fresh interpreter (``python -m startlab.bench --one NAME``) so that the
+peak resident memory reported is its own. Wall time covers building and running the simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ._console import stdout_console
+
+#: Where the repository's example scenarios are, relative to this file in a source checkout.
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+_DUMBBELL_PREFIX = "dumbbell-n"
+
+
+def dumbbell(flows: int, duration: str) -> str:
+    """TOML of ``flows`` long-lived SACK flows through 1 Gbps / 50 ms with a one-BDP buffer."""
+    rate, rtt, packet = 1e9, 0.050, 1500  # bit/s, s, bytes on the wire
+    bdp_packets = math.ceil(rate * rtt / 8 / packet)
+    return f"""\
+seed = 1
+duration = "{duration}"
+
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "1Gbps"
+rtt = "50ms"
+access_rate = "10Gbps"
+queue = {{ kind = "droptail", limit = "{bdp_packets}pkt" }}
+
+[[flows]]
+name = "bulk"
+count = {flows}
+tcp = {{ recovery = "sack", mss = "1448B", ack = "every-packet" }}
+startup = {{ algorithm = "slow-start" }}
+start = "0s"
+size = "infinite"
+
+[trace]
+cwnd = false
+seq = false
+queue = false
+"""
+
+
+def names(quick: bool) -> list[str]:
+    """The benchmark scenarios, in the order they run."""
+    counts = (10, 100) if quick else (10, 100, 1000)
+    return ["paced-start-default"] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts]
+
+
+def scenario(name: str, quick: bool) -> str:
+    """The TOML text of one benchmark scenario."""
+    if name.startswith(_DUMBBELL_PREFIX):
+        return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
+    if name == "paced-start-default":
+        return (EXAMPLES / f"{name}.toml").read_text(encoding="utf-8")
+    raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
+
+
+def measure(name: str, quick: bool) -> dict[str, Any]:
+    """Run one scenario in this process and report its cost."""
+    from startlab import _core
+
+    text = scenario(name, quick)
+    rss_before = _peak_rss()
+    start = time.perf_counter()
+    sim = _core.Simulation(text)
+    sim.run()
+    wall = time.perf_counter() - start
+    stats = sim.stats()
+    return {
+        "scenario": name,
+        "simulated_s": stats["sim_time_ns"] / 1e9,
+        "wall_s": wall,
+        "events": stats["events"],
+        "events_per_s": stats["events"] / wall,
+        "delivered_per_s": stats["delivered_packets"] / wall,
+        "peak_rss_bytes": _peak_rss(),
+        "rss_before_bytes": rss_before,
+    }
+
+
+def _peak_rss() -> int:
+    """Peak resident set size of this process in bytes (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def run_all(quick: bool) -> list[dict[str, Any]]:
+    """Measure each scenario in a fresh interpreter; a failure is a row with an ``error``."""
+    # The child imports the same startlab as this process, wherever it was found.
+    package_root = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    rows = []
+    with Console(stderr=True).status("benchmarking") as status:
+        for name in names(quick):
+            status.update(f"benchmarking {name}")
+            command = [sys.executable, "-m", "startlab.bench", "--one", name]
+            child = subprocess.run(
+                command + ["--quick"] * quick, capture_output=True, text=True, env=env, check=False
+            )
+            if child.returncode == 0:
+                rows.append(json.loads(child.stdout))
+            else:
+                lines = child.stderr.strip().splitlines() or [f"exit code {child.returncode}"]
+                rows.append({"scenario": name, "error": lines[-1]})
+    return rows
+
+
+def report(rows: Sequence[dict[str, Any]]) -> None:
+    """Print the measurements as a table on stdout, and each failure after it on stderr."""
+    out = Table(title="startlab benchmark")
+    headings = ["scenario", "simulated s", "wall s", "events", "events/s", "delivered pkt/s"]
+    for heading in [*headings, "peak RSS MiB", "RSS before run MiB"]:
+        out.add_column(heading, justify="left" if heading == "scenario" else "right")
+    for row in rows:
+        if "error" in row:
+            out.add_row(row["scenario"], "[red]failed[/red]")
+            continue
+        out.add_row(
+            row["scenario"],
+            f"{row['simulated_s']:g}",
+            f"{row['wall_s']:.2f}",
+            f"{row['events']:,}",
+            f"{row['events_per_s']:,.0f}",
+            f"{row['delivered_per_s']:,.0f}",
+            f"{row['peak_rss_bytes'] / 2**20:.0f}",
+            f"{row['rss_before_bytes'] / 2**20:.0f}",
+        )
+    stdout_console().print(out)
+    for row in rows:
+        if "error" in row:
+            print(f"{row['scenario']} failed: {row['error']}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m startlab.bench [--quick] [--one NAME]``."""
+    parser = argparse.ArgumentParser(
+        prog="startlab.bench", description="Time the startlab benchmark scenarios."
+    )
+    parser.add_argument("--quick", action="store_true", help="2 s simulated, at most 100 flows")
+    parser.add_argument("--one", metavar="NAME", help="measure one scenario here, print JSON")
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(measure(args.one, args.quick)))
+    else:
+        report(run_all(args.quick))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The ``startlab`` command line: run, validate and benchmark scenarios.
+
+Exit codes: 0 success; 2 bad input (a refused scenario, a missing file, a usage error), reported
+as one ``error: ...`` line on stderr; 1 an internal simulator failure (``internal error: ...``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import pandas as pd
+from rich.table import Table
+
+import startlab
+
+from ._console import stdout_console
+
+#: Per-flow columns shown by ``startlab run``: (column, heading, formatter).
+_FLOW_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("flow", "flow", str),
+    ("startup", "startup", str),
+    ("su_time", "su-time\ns", lambda v: f"{v:.3f}"),
+    ("su_throughput", "su-tput\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("su_loss", "su-loss\n%", lambda v: f"{100 * v:.2f}"),
+    ("exit_reason", "exit", str),
+    ("exit_cwnd_pkts", "exit cwnd\npkts", lambda v: f"{v:.1f}"),
+    ("overshoot", "overshoot\n×BDP", lambda v: f"{v:.2f}"),
+    ("throughput", "tput\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("loss_rate", "loss\n%", lambda v: f"{100 * v:.2f}"),
+    ("timeouts", "RTOs", lambda v: f"{v:.0f}"),
+    ("completion_time", "completion\ns", lambda v: f"{v:.3f}"),
+)
+
+#: Per-link columns shown by ``startlab run`` for links that carried traffic or dropped packets.
+_LINK_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("link", "link", str),
+    ("rate", "rate\nMbit/s", lambda v: f"{v / 1e6:g}"),
+    ("utilization", "util\n%", lambda v: f"{100 * v:.1f}"),
+    ("drops", "drops\npkts", lambda v: f"{v:.0f}"),
+    ("mean_queue", "mean queue\npkts", lambda v: f"{v:.1f}"),
+    ("max_queue", "max queue\npkts", lambda v: f"{v:.0f}"),
+)
+
+
+class _Failure(click.ClickException):
+    """A failure reported as one line on stderr with its own prefix and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.message, err=True)
+
+
+class _Group(click.Group):
+    """Turns the package's exceptions into one-line messages and exit codes, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except startlab.ScenarioError as e:
+            raise _Failure(f"error: {e}", 2) from e
+        except OSError as e:
+            raise _Failure(f"error: {e}", 2) from e
+        except startlab.SimulationError as e:
+            raise _Failure(f"internal error: {e}", 1) from e
+
+
+def _scenario_file(path: str) -> Path:
+    """The scenario argument as an existing file, or a bad-input failure."""
+    file = Path(path)
+    if not file.is_file():
+        raise _Failure(f"error: {path}: no such scenario file", 2)
+    return file
+
+
+@contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Prefix the message of a refused scenario with its file name."""
+    try:
+        yield
+    except startlab.ScenarioError as e:
+        raise startlab.ScenarioError(f"{path}: {e}") from e
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(startlab.__version__, prog_name="startlab")
+def cli() -> None:
+    """A laboratory for TCP startup congestion control."""
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the flow and link tables as JSON only."
+)
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="Write tables and plots here."
+)
+@click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
+def run(scenario: str, as_json: bool, out: Path | None, no_progress: bool) -> None:
+    """Simulate SCENARIO (a TOML file) and show the results."""
+    with _naming(scenario):
+        result = startlab.run(_scenario_file(scenario), progress=False if no_progress else None)
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        console = stdout_console()
+        console.print(_table("Flows", result.flows, _FLOW_COLUMNS))
+        active = result.links[(result.links["drops"] > 0) | (result.links["utilization"] > 0)]
+        if len(active):
+            console.print(_table("Links", active, _LINK_COLUMNS))
+    if out is not None:
+        written = result.write(out)
+        click.echo(f"wrote {len(written)} files to {out}", err=True)
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+def validate(scenario: str) -> None:
+    """Check SCENARIO (a TOML file) without running it."""
+    with _naming(scenario):
+        startlab.validate(_scenario_file(scenario))
+    click.echo(f"ok: {scenario}")
+
+
+@cli.command()
+@click.option("--quick", is_flag=True, help="2 s of simulated time and at most 100 flows.")
+def bench(quick: bool) -> None:
+    """Time the benchmark scenarios, each in a fresh process."""
+    from . import bench as benchmark
+
+    benchmark.report(benchmark.run_all(quick=quick))
+
+
+def _table(
+    title: str, frame: pd.DataFrame, columns: Sequence[tuple[str, str, Callable[[Any], str]]]
+) -> Table:
+    """A rich table of the given columns (those present); nulls are shown as a dash."""
+    present = [(name, heading, fmt) for name, heading, fmt in columns if name in frame]
+    table = Table(title=title)
+    for name, heading, _ in present:
+        table.add_column(heading, justify="left" if name in ("flow", "link") else "right")
+    for row in frame.to_dict(orient="records"):
+        table.add_row(*(_cell(row[name], fmt) for name, _, fmt in present))
+    return table
+
+
+def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return fmt(value)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``startlab`` command (exits the process)."""
+    cli.main(args=argv, prog_name="startlab")
+
+
+if __name__ == "__main__":
+    main()

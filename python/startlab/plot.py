@@ -1,0 +1,117 @@
+"""Figures of a run's traces.
+
+Drawn with matplotlib's object-oriented API on an Agg canvas: no pyplot, no global state, so they
+are safe in scripts, worker processes and notebooks alike. Each function returns a
+:class:`matplotlib.figure.Figure`; a trace with no rows gives a figure that says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Union
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Above this many series a legend hides the plot instead of explaining it.
+_MAX_LEGEND = 12
+
+#: How each sequence-trace event is drawn, bottom layer first (drops on top).
+_SEQ_STYLE: dict[str, dict[str, Any]] = {
+    "acked": {"color": "tab:green", "marker": ".", "markersize": 2},
+    "sent": {"color": "tab:blue", "marker": ".", "markersize": 3},
+    "retransmitted": {"color": "tab:orange", "marker": ".", "markersize": 4},
+    "dropped": {"color": "red", "marker": "x", "markersize": 6},
+}
+
+Names = Union[str, Iterable[str], None]
+
+
+def cwnd(trace: pd.DataFrame, flows: pd.DataFrame, names: Names = None) -> Figure:
+    """cwnd (solid) and finite ssthresh (dotted) in segments of each flow's MSS, over time."""
+    figure, ax = _figure("Congestion window (dotted: ssthresh)", "segments")
+    mss = dict(zip(flows["flow"], flows["mss"]))
+    selected = _select(names, trace["flow"].cat.categories, "flow")
+    series = [(name, rows) for name, rows in _groups(trace, "flow") if name in selected]
+    for name, rows in series:
+        (line,) = ax.plot(
+            rows["time"], rows["cwnd"] / mss[name], drawstyle="steps-post", label=name
+        )
+        ssthresh = rows["ssthresh"].where(np.isfinite(rows["ssthresh"])) / mss[name]
+        ax.plot(
+            rows["time"], ssthresh, drawstyle="steps-post", linestyle=":", color=line.get_color()
+        )
+    _finish(ax, len(series), "no cwnd trace (enable [trace] cwnd)")
+    return figure
+
+
+def sequence(trace: pd.DataFrame, name: str | None = None) -> Figure:
+    """Sequence plot of one flow (the first one traced by default); drops are red crosses."""
+    flows = trace["flow"].cat.categories
+    if name is None:
+        traced = trace["flow"].cat.codes
+        name = flows[traced.min()] if len(traced) else None
+    else:
+        _select(name, flows, "flow")
+    figure, ax = _figure(f"Sequence numbers: {name}", "sequence number (B)")
+    rows = trace[trace["flow"] == name] if name is not None else trace.iloc[:0]
+    kinds = [kind for kind in _SEQ_STYLE if kind in set(rows["event"])]
+    kinds += sorted(set(rows["event"]) - set(kinds))
+    for kind in kinds:
+        points = rows[rows["event"] == kind]
+        ax.plot(
+            points["time"], points["seq"], linestyle="none", label=kind, **_SEQ_STYLE.get(kind, {})
+        )
+    _finish(ax, len(kinds), "no sequence trace (enable [trace] seq)")
+    return figure
+
+
+def queue(trace: pd.DataFrame, links: pd.DataFrame, names: Names = None) -> Figure:
+    """Packets waiting over time; by default on the link(s) whose ``max_queue`` is highest."""
+    if names is None and len(links):
+        names = links.loc[links["max_queue"] == links["max_queue"].max(), "link"]
+    figure, ax = _figure("Queue occupancy", "packets waiting")
+    selected = _select(names, trace["link"].cat.categories, "link")
+    series = [(name, rows) for name, rows in _groups(trace, "link") if name in selected]
+    for name, rows in series:
+        ax.plot(rows["time"], rows["packets"], drawstyle="steps-post", label=name)
+    _finish(ax, len(series), "no queue trace (enable [trace] queue)")
+    return figure
+
+
+def _figure(title: str, ylabel: str) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    ax.set(title=title, xlabel="time (s)", ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    return figure, ax
+
+
+def _finish(ax: Axes, series: int, empty: str) -> None:
+    """Add a legend when it helps, or say why the axes are empty."""
+    if series == 0:
+        ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center")
+    elif series <= _MAX_LEGEND:
+        ax.legend(loc="best", fontsize="small")
+
+
+def _groups(trace: pd.DataFrame, key: str) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Rows of each named series, in category (scenario) order."""
+    for name, rows in trace.groupby(key, observed=True, sort=True):
+        yield str(name), rows
+
+
+def _select(names: Names, known: Iterable[str], what: str) -> set[str]:
+    """The requested names (all if None); an unknown one is a ValueError listing the known ones."""
+    known = list(known)
+    if names is None:
+        return set(known)
+    wanted = {names} if isinstance(names, str) else set(names)
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise ValueError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)}")
+    return wanted

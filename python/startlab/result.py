@@ -1,0 +1,217 @@
+"""The results of one run: per-flow and per-link tables, traces, plots and files.
+
+Every number is computed by the native simulator (docs/RESULTS.md lists the columns and their
+units); this module only reshapes the columns into pandas DataFrames, names integer ids, and draws.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: The columns of each trace (docs/RESULTS.md); a trace the scenario disabled is an empty table
+#: with these columns.
+TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "cwnd": ("time", "flow", "cwnd", "ssthresh"),
+    "seq": ("time", "flow", "event", "seq", "len"),
+    "queue": ("time", "link", "packets", "bytes"),
+}
+
+#: A column named ``<name>_ns`` holds integer nanoseconds; it becomes ``<name>`` in float seconds.
+_NS_SUFFIX = "_ns"
+
+
+@dataclass(repr=False)
+class Traces:
+    """Time series recorded during a run, one row per change (decimated by ``[trace] interval``).
+
+    Attributes:
+        cwnd: ``time`` (s), ``flow``, ``cwnd`` (B), ``ssthresh`` (B, ``inf`` while infinite).
+        seq: ``time`` (s), ``flow``, ``event`` (``sent``, ``retransmitted``, ``acked``,
+            ``dropped``), ``seq`` (first byte), ``len`` (B).
+        queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire).
+
+    ``flow``, ``link`` and ``event`` are pandas Categoricals. A trace that ``[trace]`` disabled is
+    an empty table with the same columns.
+    """
+
+    cwnd: pd.DataFrame
+    seq: pd.DataFrame
+    queue: pd.DataFrame
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{kind}={len(getattr(self, kind))} rows" for kind in TRACE_COLUMNS)
+        return f"Traces({rows})"
+
+
+@dataclass(repr=False)
+class Result:
+    """What one run reports (see docs/RESULTS.md for every column and its unit).
+
+    Attributes:
+        flows: one row per flow, ``flow`` holding its name.
+        links: one row per link direction, ``link`` holding ``NAME:FROM->TO``.
+        traces: the recorded time series.
+        scenario: the resolved scenario (every default filled in), the run's provenance.
+        stats: engine counters (``events``, ``delivered_packets``, ``sent_packets``,
+            ``dropped_packets``, ``sim_time_ns``).
+    """
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    traces: Traces
+    scenario: dict[str, Any]
+    stats: dict[str, int]
+
+    @classmethod
+    def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
+        """Build a result from ``Simulation.results()`` and ``Simulation.stats()``."""
+        labels = {"flow": raw["flow_names"], "link": raw["link_names"], "event": raw["seq_kinds"]}
+        traces = {
+            kind: _trace(raw["traces"].get(kind) or {}, columns, labels)
+            for kind, columns in TRACE_COLUMNS.items()
+        }
+        return cls(
+            flows=_table(raw["flows"]),
+            links=_table(raw["links"]),
+            traces=Traces(**traces),
+            scenario=json.loads(raw["scenario"]),
+            stats=dict(stats),
+        )
+
+    def __repr__(self) -> str:
+        return f"Result({len(self.flows)} flows, {len(self.links)} links, {self.traces!r})"
+
+    def to_json(self) -> str:
+        """The flow and link tables as JSON ``{"flows": [rows], "links": [rows]}``, null for NaN."""
+        return json.dumps(
+            {"flows": _records(self.flows), "links": _records(self.links)}, allow_nan=False
+        )
+
+    def plot_cwnd(self, flows: str | Iterable[str] | None = None) -> Figure:
+        """Congestion window (and ssthresh, dotted) in segments over time; all flows by default."""
+        from . import plot
+
+        return plot.cwnd(self.traces.cwnd, self.flows, flows)
+
+    def plot_sequence(self, flow: str | None = None) -> Figure:
+        """Sequence plot of one flow (the first by default); drops are red crosses."""
+        from . import plot
+
+        return plot.sequence(self.traces.seq, flow)
+
+    def plot_queue(self, links: str | Iterable[str] | None = None) -> Figure:
+        """Queue occupancy over time; by default the link(s) with the highest ``max_queue``."""
+        from . import plot
+
+        return plot.queue(self.traces.queue, self.links, links)
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write tables (Parquet and CSV), the resolved scenario, stats and plots (PNG and SVG).
+
+        Files: ``flows``, ``links`` and ``trace_{cwnd,seq,queue}`` as ``.parquet`` and ``.csv``;
+        ``scenario.json``, ``stats.json``; ``cwnd``, ``sequence``, ``queue`` as ``.png`` and
+        ``.svg``. A trace the scenario disabled is neither written nor plotted. Returns the paths
+        written.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue}
+        tables = {"flows": self.flows, "links": self.links}
+        tables.update({f"trace_{kind}": frame for kind, frame in traces.items() if not frame.empty})
+        written = []
+        for name, frame in tables.items():
+            written += [out / f"{name}.parquet", out / f"{name}.csv"]
+            frame.to_parquet(written[-2], index=False)
+            frame.to_csv(written[-1], index=False)
+        for name, document in {"scenario": self.scenario, "stats": self.stats}.items():
+            written.append(out / f"{name}.json")
+            written[-1].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        plots = {
+            "cwnd": (self.traces.cwnd, self.plot_cwnd),
+            "sequence": (self.traces.seq, self.plot_sequence),
+            "queue": (self.traces.queue, self.plot_queue),
+        }
+        for name, (frame, draw) in plots.items():
+            if not frame.empty:
+                written += _save(draw(), out / name)
+        return written
+
+
+def _save(figure: Figure, stem: Path) -> list[Path]:
+    """Save a figure as ``stem.png`` and ``stem.svg``, without time stamps or random ids."""
+    import matplotlib
+
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    with matplotlib.rc_context({"svg.hashsalt": "startlab"}):
+        figure.savefig(paths[0], dpi=150)
+        figure.savefig(paths[1], metadata={"Date": None})
+    return paths
+
+
+def _table(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """A DataFrame from native columns: ``*_ns`` columns become seconds, nullable numbers floats."""
+    return pd.DataFrame(dict(_column(name, values) for name, values in columns.items()))
+
+
+def _column(name: str, values: Sequence[Any]) -> tuple[str, Any]:
+    if name.endswith(_NS_SUFFIX):
+        return name[: -len(_NS_SUFFIX)], np.asarray(values, dtype=np.float64) / 1e9
+    if isinstance(values, list) and any(v is None for v in values) and all(map(_is_number, values)):
+        # A numeric column with nulls (a time never reached): NaN, not an object column of None.
+        return name, np.asarray(values, dtype=np.float64)
+    return name, values
+
+
+def _is_number(value: Any) -> bool:
+    """True for None or a real number (not a bool): what a nullable numeric column holds."""
+    return value is None or (isinstance(value, numbers.Real) and not isinstance(value, bool))
+
+
+def _trace(
+    columns: Mapping[str, Sequence[Any]],
+    expected: Sequence[str],
+    labels: Mapping[str, Sequence[str]],
+) -> pd.DataFrame:
+    """A trace table with integer ids (flow, link, event code) replaced by their names."""
+    if columns:
+        frame = _table(columns)
+    else:
+        frame = pd.DataFrame({name: np.zeros(0, dtype=np.int64) for name in expected})
+        frame["time"] = frame["time"].astype(np.float64)
+    for name, categories in labels.items():
+        if name in frame:
+            frame[name] = _categorical(frame[name], categories)
+    return frame
+
+
+def _categorical(values: pd.Series, categories: Sequence[str]) -> pd.Categorical:
+    """Integer ids as names (id i is ``categories[i]``); names are checked against the list."""
+    dtype = pd.CategoricalDtype(list(categories))
+    if pd.api.types.is_integer_dtype(values):
+        return pd.Categorical.from_codes(values.to_numpy(), dtype=dtype)
+    return pd.Categorical(values, dtype=dtype)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts: plain Python scalars, None for NaN, infinities and NA."""
+    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return value
