@@ -52,7 +52,7 @@ queue = {{ kind = "droptail", limit = "{bdp_packets}pkt" }}
 [[flows]]
 name = "bulk"
 count = {flows}
-tcp = {{ recovery = "sack", mss = "1448B", ack = "every-packet" }}
+tcp = {{ recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet" }}
 startup = {{ algorithm = "slow-start" }}
 start = "0s"
 size = "infinite"

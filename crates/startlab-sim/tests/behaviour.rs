@@ -1,0 +1,183 @@
+//! Closed forms on lossless paths and the classic loss-recovery experiments, run through the whole
+//! simulator.
+
+mod common;
+use common::{flow, run, single};
+
+/// `(time, cwnd)` of flow 0 from the cwnd trace.
+fn cwnd_at(sim: &startlab_sim::Simulation, t: f64) -> f64 {
+    let r = sim.results();
+    let tr = &r.traces.cwnd;
+    let mut last = f64::NAN;
+    for i in 0..tr.time.len() {
+        if tr.time[i] <= t && tr.flow[i] == 0 {
+            last = tr.cwnd[i];
+        }
+    }
+    last
+}
+
+#[test]
+fn slow_start_reaches_ssthresh_in_ceil_log2_rounds_with_per_packet_acks() {
+    // ALGORITHMS.md §1.7: from w to S segments takes ceil(log2(S/w)) RTTs on a lossless path.
+    for (w, s) in [(1u64, 64u64), (2, 64), (3, 100), (10, 1000), (4, 5)] {
+        let tcp = format!(
+            r#"recovery = "sack", mss = "1000B", initial_window = {w}, initial_ssthresh = "{s}pkt", ack = "every-packet""#
+        );
+        let sim = run(&single("1Gbps", "100ms", "100000pkt", &tcp, "infinite", "3s", ""));
+        let f = flow(&sim, 0);
+        assert_eq!(f.exit_reason, "ssthresh");
+        assert!(f.drops == 0, "lossless path");
+        let rounds = f.su_time.unwrap() / f.base_rtt;
+        let expected = ((s as f64) / (w as f64)).log2().ceil();
+        assert!(
+            rounds >= expected && rounds < expected + 0.1,
+            "w={w} S={s}: slow start took {rounds:.3} RTTs, expected {expected} (plus serialisation)"
+        );
+    }
+}
+
+#[test]
+fn delayed_acks_grow_the_window_by_about_one_and_a_half_per_rtt() {
+    let tcp = r#"recovery = "sack", mss = "1000B", initial_window = 2, ack = "delayed", delack_timeout = "200ms""#;
+    let sim = run(&single("10Gbps", "100ms", "100000pkt", tcp, "infinite", "1.2s", ""));
+    let f = flow(&sim, 0);
+    let (t0, rtt) = (f.t0.unwrap(), f.base_rtt);
+    let mut ratios = vec![];
+    for k in 3..9 {
+        let a = cwnd_at(&sim, t0 + (k as f64 + 0.5) * rtt);
+        let b = cwnd_at(&sim, t0 + (k as f64 + 1.5) * rtt);
+        ratios.push(b / a);
+    }
+    for r in &ratios {
+        assert!((1.4..=1.6).contains(r), "per-RTT growth with delayed ACKs should be about 1.5, got {ratios:?}");
+    }
+}
+
+/// Fall & Floyd style: a window of 20 segments in congestion avoidance, then three drops in one
+/// window (the 40th, 42nd and 44th data packets sent).
+fn three_drops(recovery: &str) -> startlab_sim::FlowResult {
+    let tcp = format!(
+        r#"recovery = "{recovery}", mss = "1000B", initial_window = 2, initial_ssthresh = "20pkt", ack = "every-packet", rto_min = "1s""#
+    );
+    let sim = run(&single("10Mbps", "100ms", "1000pkt", &tcp, "200pkt", "30s", "drops = [40, 42, 44]"));
+    let f = flow(&sim, 0);
+    assert!(f.completed, "{recovery}: the transfer completes");
+    assert_eq!(f.drops, 3, "{recovery}: exactly the forced drops");
+    f
+}
+
+#[test]
+fn sack_recovers_three_drops_without_a_timeout_where_reno_times_out() {
+    let sack = three_drops("sack");
+    assert_eq!((sack.timeouts, sack.fast_retransmits), (0, 1), "SACK: one recovery episode, no timeout");
+    let reno = three_drops("reno");
+    assert!(reno.timeouts >= 1, "Reno with three drops in a window waits for the retransmission timer");
+    let newreno = three_drops("newreno");
+    assert_eq!(newreno.timeouts, 0, "NewReno repairs every hole without a timeout");
+    assert!(sack.completion_time < newreno.completion_time, "SACK repairs the holes in one RTT, NewReno in three");
+    assert!(newreno.completion_time < reno.completion_time, "Reno pays the timeout");
+    let tahoe = three_drops("tahoe");
+    assert_eq!(tahoe.timeouts, 0, "Tahoe goes back to slow start instead");
+    assert!(tahoe.retransmissions > 3, "go-back-N resends more than the lost segments");
+}
+
+#[test]
+fn newreno_retransmits_one_hole_per_rtt() {
+    let tcp = r#"recovery = "newreno", mss = "1000B", initial_window = 2, initial_ssthresh = "20pkt", ack = "every-packet""#;
+    let sim = run(&single("10Mbps", "100ms", "1000pkt", tcp, "200pkt", "30s", "drops = [40, 42, 44]"));
+    let r = sim.results();
+    let t = &r.traces.seq;
+    let rtx: Vec<f64> = (0..t.time.len()).filter(|&i| t.event[i] == 1).map(|i| t.time[i]).collect();
+    assert_eq!(rtx.len(), 3, "exactly the three lost segments are retransmitted: {rtx:?}");
+    let rtt = r.flows[0].base_rtt;
+    for w in rtx.windows(2) {
+        let gap = (w[1] - w[0]) / rtt;
+        assert!((0.95..1.6).contains(&gap), "one hole per RTT: gaps {gap:.2} RTT in {rtx:?}");
+    }
+}
+
+#[test]
+fn the_paced_start_example_overflows_the_queue_in_slow_start() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/paced-start-default.toml")).unwrap();
+    let sim = run(&text.replace("duration = \"50s\"", "duration = \"10s\""));
+    let f = flow(&sim, 0);
+    assert_eq!(f.exit_reason, "loss");
+    assert!(f.su_loss.unwrap() > 0.01, "slow start loses a large share in startup: {:?}", f.su_loss);
+    assert!(f.overshoot.unwrap() > 2.0, "cwnd at exit is several BDPs: {:?}", f.overshoot);
+    let bottleneck = &sim.results().links[0];
+    assert_eq!(bottleneck.max_queue, 1000, "the 1000-packet queue fills");
+}
+
+#[test]
+fn the_same_seed_gives_identical_results_and_traces() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/paced-start-default.toml")).unwrap();
+    let text = text.replace("duration = \"50s\"", "duration = \"5s\"");
+    let a = run(&text);
+    let b = run(&text);
+    let ja = serde_json::to_string(&(a.results(), a.results().traces)).unwrap();
+    let jb = serde_json::to_string(&(b.results(), b.results().traces)).unwrap();
+    assert!(ja == jb, "two runs of one scenario differ");
+}
+
+#[test]
+fn the_handshake_adds_one_rtt_and_samples_it() {
+    let tcp = r#"recovery = "sack", mss = "1000B", ack = "every-packet", handshake = true"#;
+    let sim = run(&single("10Mbps", "100ms", "100pkt", tcp, "10pkt", "5s", ""));
+    let f = flow(&sim, 0);
+    let t0 = f.t0.unwrap();
+    assert!((t0 - f.base_rtt).abs() < 0.002, "data starts one RTT after the SYN: t0 = {t0}");
+    assert!(f.completed);
+}
+
+#[test]
+fn a_graph_routes_flows_along_the_shortest_path() {
+    let toml = r#"
+seed = 1
+duration = "5s"
+[topology]
+kind = "graph"
+hosts = ["a", "b"]
+routers = ["r1", "r2", "r3"]
+[[topology.links]]
+between = ["a", "r1"]
+rate = "100Mbps"
+delay = "1ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[topology.links]]
+between = ["r1", "r2"]
+rate = "10Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[topology.links]]
+between = ["r1", "r3"]
+rate = "100Mbps"
+delay = "30ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[topology.links]]
+between = ["r3", "r2"]
+rate = "100Mbps"
+delay = "30ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[topology.links]]
+between = ["r2", "b"]
+rate = "100Mbps"
+delay = "1ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+size = "100KB"
+tcp = { ack = "every-packet" }
+"#;
+    let sim = run(toml);
+    let r = sim.results();
+    let f = &r.flows[0];
+    assert!(f.completed);
+    // Shortest by delay: a-r1-r2-b, 12 ms one way; the 60 ms detour via r3 carries nothing.
+    assert!((f.base_rtt - 0.024).abs() < 0.002, "base RTT {}", f.base_rtt);
+    assert!((f.available_rate.unwrap() - 10e6).abs() < 1.0, "the 10 Mbps link is the bottleneck");
+    let detour = r.links.iter().find(|l| l.link.starts_with("r1-r3")).unwrap();
+    assert_eq!(detour.arrivals, 0);
+}

@@ -1,0 +1,182 @@
+//! Scripted sender timelines, independent of the simulator: the driver is the test itself.
+
+use startlab_cc::avoidance::{Avoidance, Reno};
+use startlab_cc::startup::{SlowStart, Startup};
+use startlab_cc::{CcConfig, Controller, Ssthresh};
+use startlab_tcp::{Ack, Recovery, RtoConfig, Segment, Sender, SenderConfig};
+use startlab_units::{Dur, Time};
+
+const MSS: u64 = 1000;
+
+fn ms(t: u64) -> Time {
+    Time(t * 1_000_000)
+}
+
+fn sender(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool) -> Sender {
+    let cc = Controller::new(
+        CcConfig {
+            mss: MSS,
+            initial_window: cwnd_pkts * MSS,
+            // ssthresh = initial window: the sender starts in congestion avoidance with a steady window.
+            initial_ssthresh: Ssthresh::Bytes((cwnd_pkts * MSS) as f64),
+            loss_window: MSS,
+            cwnd_validation: false,
+            linux_ss_clamp: false,
+        },
+        Startup::SlowStart(SlowStart),
+        Avoidance::Reno(Reno),
+    );
+    let mut s = Sender::new(
+        SenderConfig {
+            mss: MSS as u32,
+            size: None,
+            recovery,
+            rto: RtoConfig::default(),
+            limited_transmit,
+            dupthresh: 3,
+            handshake: false,
+            newreno_impatient: true,
+        },
+        cc,
+    );
+    s.start(ms(0));
+    s
+}
+
+fn drain(s: &mut Sender, now: Time) -> Vec<Segment> {
+    std::iter::from_fn(|| s.poll_transmit(now)).collect()
+}
+
+fn ack(n: u64) -> Ack {
+    Ack { ack: n * MSS, rwnd: u64::MAX, segments: 1, ..Ack::default() }
+}
+
+fn sack(n: u64, blocks: &[(u64, u64)]) -> Ack {
+    let mut a = Ack { ack: n * MSS, rwnd: u64::MAX, ..Ack::default() };
+    for (i, &(s, e)) in blocks.iter().enumerate() {
+        a.sack[i] = (s * MSS, e * MSS);
+    }
+    a.n_sack = blocks.len() as u8;
+    a
+}
+
+#[test]
+fn a_lone_drop_is_retransmitted_on_the_third_duplicate_ack() {
+    for recovery in [Recovery::Reno, Recovery::NewReno, Recovery::Sack, Recovery::Tahoe] {
+        let mut s = sender(recovery, 10, false);
+        // t=0: ten segments leave; segment 0 is lost, 1..9 arrive and each produces a dup ACK.
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        for k in 1..=3u64 {
+            let a = if recovery == Recovery::Sack { sack(0, &[(1, 1 + k)]) } else { ack(0) };
+            s.on_ack(ms(100 + k), &a);
+            let out = drain(&mut s, ms(100 + k));
+            if k < 3 {
+                assert!(out.is_empty(), "{recovery:?}: nothing may leave on dup ACK {k} without limited transmit");
+            } else {
+                assert!(!out.is_empty(), "{recovery:?}: the third dup ACK triggers fast retransmit");
+                assert_eq!((out[0].seq, out[0].retransmit), (0, true), "{recovery:?}: segment 0 goes first");
+            }
+        }
+        assert_eq!(s.stats().fast_retransmits, 1, "{recovery:?}");
+        assert_eq!(s.stats().timeouts, 0);
+    }
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dup_acks() {
+    let mut s = sender(Recovery::NewReno, 10, true);
+    drain(&mut s, ms(0));
+    s.on_ack(ms(100), &ack(0));
+    let first = drain(&mut s, ms(100));
+    assert_eq!(first.iter().map(|g| g.seq / MSS).collect::<Vec<_>>(), [10]);
+    s.on_ack(ms(101), &ack(0));
+    assert_eq!(drain(&mut s, ms(101)).iter().map(|g| g.seq / MSS).collect::<Vec<_>>(), [11]);
+}
+
+#[test]
+fn newreno_retransmits_the_next_hole_on_each_partial_ack() {
+    let mut s = sender(Recovery::NewReno, 10, false);
+    // Segments 0, 3 and 6 are lost.
+    drain(&mut s, ms(0));
+    for k in 0..3 {
+        s.on_ack(ms(100 + k), &ack(0));
+    }
+    let out = drain(&mut s, ms(103));
+    assert_eq!(out[0].seq, 0);
+    // t=200: the retransmission of 0 arrives; the ACK stops at the next hole, segment 3.
+    s.on_ack(ms(200), &ack(3));
+    let out = drain(&mut s, ms(200));
+    assert_eq!((out[0].seq, out[0].retransmit), (3 * MSS, true), "partial ACK: retransmit the next hole at once");
+    assert!(s.in_recovery(), "still in recovery until the ACK covers `recover`");
+    s.on_ack(ms(300), &ack(6));
+    let out = drain(&mut s, ms(300));
+    assert_eq!(out[0].seq, 6 * MSS, "one hole per RTT");
+    s.on_ack(ms(400), &ack(10));
+    assert!(!s.in_recovery(), "the full ACK ends recovery");
+    assert_eq!(s.stats().timeouts, 0);
+    assert_eq!(s.stats().fast_retransmits, 1, "one reduction for one window of losses");
+}
+
+#[test]
+fn sack_retransmits_every_hole_the_scoreboard_shows_lost_in_one_rtt() {
+    let mut s = sender(Recovery::Sack, 10, false);
+    drain(&mut s, ms(0));
+    // Segments 0, 3 and 6 lost; the rest arrive, SACKed.
+    let blocks = [
+        vec![(1, 2)],
+        vec![(1, 3)],
+        vec![(4, 5), (1, 3)],
+        vec![(4, 6), (1, 3)],
+        vec![(7, 8), (4, 6), (1, 3)],
+        vec![(7, 9), (4, 6), (1, 3)],
+        vec![(7, 10), (4, 6), (1, 3)],
+    ];
+    let mut sent = vec![];
+    for (k, b) in blocks.iter().enumerate() {
+        let now = ms(100 + k as u64);
+        s.on_ack(now, &sack(0, b));
+        sent.extend(drain(&mut s, now).into_iter().filter(|g| g.retransmit).map(|g| g.seq / MSS));
+    }
+    assert_eq!(sent, [0, 3, 6], "all three holes are repaired within the first RTT of recovery");
+    s.on_ack(ms(200), &ack(10));
+    assert!(!s.in_recovery());
+    assert_eq!(s.stats().timeouts, 0);
+}
+
+#[test]
+fn the_rto_doubles_on_successive_timeouts_and_collapses_the_window_once() {
+    let mut s = sender(Recovery::Sack, 10, false);
+    drain(&mut s, ms(0));
+    let mut expiries = vec![];
+    let mut now = ms(0);
+    for _ in 0..4 {
+        let deadline = s.next_timeout().expect("data is outstanding");
+        expiries.push((deadline.as_nanos() - now.as_nanos()) / 1_000_000);
+        now = deadline;
+        s.on_timer(now);
+        let out = drain(&mut s, now);
+        assert_eq!(out.len(), 1, "after a timeout only the loss window (1 segment) may leave");
+        assert_eq!(out[0].seq, 0, "go back to SND.UNA");
+        assert_eq!(s.cc().cwnd(), MSS as f64);
+    }
+    assert_eq!(expiries, [1000, 2000, 4000, 8000], "RFC 6298 §5.5 backoff from the 1 s initial RTO");
+    assert_eq!(s.cc().ssthresh(), Ssthresh::Bytes(5.0 * MSS as f64), "ssthresh from the first expiry's FlightSize only");
+    assert_eq!(s.stats().timeouts, 4);
+    // A valid sample (a segment sent once) ends the backoff.
+    let _ = Dur::ZERO;
+}
+
+#[test]
+fn karn_rule_takes_no_sample_from_a_retransmitted_segment() {
+    let mut s = sender(Recovery::Sack, 2, false);
+    drain(&mut s, ms(0));
+    s.on_timer(s.next_timeout().unwrap());
+    drain(&mut s, ms(1000));
+    // t=1100: ACK of the retransmitted segment 0: ambiguous, no sample, backoff kept.
+    s.on_ack(ms(1100), &ack(1));
+    assert_eq!(s.srtt(), None, "no RTT sample from a retransmission");
+    assert_eq!(s.rto(), Dur::from_secs(2), "the backed-off RTO stays until a valid sample");
+    // Segment 1 was sent once at t=0: its ACK is a valid sample of 1.2 s.
+    s.on_ack(ms(1200), &ack(2));
+    assert_eq!(s.srtt(), Some(Dur::from_millis(1200)));
+}
