@@ -13,6 +13,7 @@ pub struct Scenario {
     pub seed: u64,
     pub duration: DurV,
     pub topology: Topology,
+    #[serde(default)]
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub cross: Vec<Cross>,

@@ -181,3 +181,55 @@ tcp = { ack = "every-packet" }
     let detour = r.links.iter().find(|l| l.link.starts_with("r1-r3")).unwrap();
     assert_eq!(detour.arrivals, 0);
 }
+
+#[test]
+fn the_receiver_window_caps_the_rate_at_one_window_per_rtt() {
+    let tcp = r#"recovery = "sack", mss = "1000B", ack = "every-packet", rwnd = "10pkt""#;
+    let sim = run(&single("100Mbps", "100ms", "1000pkt", tcp, "infinite", "20s", ""));
+    let f = flow(&sim, 0);
+    let cap = 10.0 * 1000.0 * 8.0 / f.base_rtt;
+    let tput = f.throughput.unwrap();
+    assert!(tput <= cap * 1.001 && tput > 0.95 * cap, "throughput {tput:.0} bit/s should approach rwnd/RTT = {cap:.0}");
+    assert_eq!(f.drops, 0);
+}
+
+#[test]
+fn cbr_cross_traffic_sends_exactly_its_rate() {
+    let toml = r#"
+seed = 1
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "100Mbps"
+rtt = "20ms"
+access_rate = "1Gbps"
+queue = { kind = "droptail", limit = "100pkt" }
+[[cross]]
+kind = "cbr"
+rate = "40Mbps"
+packet_size = "1000B"
+start = "1s"
+stop = "9s"
+"#;
+    let sim = run(toml);
+    let r = sim.results();
+    let b = &r.links[0];
+    // 40 Mbit/s for 8 s of 10 s: 32 % of a 100 Mbit/s link, 40000 packets of 1000 B.
+    assert_eq!(b.arrivals, 40_000);
+    assert!((b.utilization - 0.32).abs() < 1e-6, "utilisation {}", b.utilization);
+    assert_eq!(b.drops, 0);
+    assert_eq!(b.max_queue, 0, "a constant rate below capacity never queues");
+}
+
+#[test]
+fn decimated_traces_keep_one_point_per_interval() {
+    let tcp = r#"recovery = "sack", mss = "1000B", ack = "every-packet""#;
+    let base = single("10Mbps", "50ms", "50pkt", tcp, "infinite", "5s", "");
+    let full = run(&base);
+    let thin = run(&format!("{base}\n[trace]\ninterval = \"100ms\"\n"));
+    let (a, b) = (full.results(), thin.results());
+    assert!(b.traces.cwnd.time.len() < a.traces.cwnd.time.len() / 5, "decimation thins the cwnd trace");
+    assert!(b.traces.cwnd.time.windows(2).all(|w| w[1] - w[0] >= 0.1 - 1e-9), "at most one point per 100 ms");
+    assert!(b.traces.seq.time.len() <= 51, "one flow, 5 s: at most 51 sequence points");
+    assert_eq!(a.flows, b.flows, "decimation changes traces, never results");
+}
