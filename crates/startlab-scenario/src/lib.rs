@@ -276,6 +276,8 @@ pub struct TcpSpec {
     pub rwnd: Option<u64>,
     /// Three-way handshake before data.
     pub handshake: bool,
+    /// RTO rule: true = Linux (floor on the variance term), false = RFC 6298 (floor on the RTO).
+    pub rto_linux: bool,
     /// RTO floor.
     pub rto_min: Dur,
     /// RTO before the first sample.

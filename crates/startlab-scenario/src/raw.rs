@@ -86,6 +86,7 @@ pub struct Tcp {
     pub quickack_segments: Option<u64>,
     pub rwnd: Option<Amount>,
     pub handshake: Option<bool>,
+    pub rto_policy: Option<String>,
     pub rto_min: Option<DurV>,
     pub rto_initial: Option<DurV>,
     pub rto_max: Option<DurV>,

@@ -364,7 +364,13 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
             return err(format!("{p}.delack_timeout"), "must be longer than 0s");
         }
     }
-    let rto_min = t.rto_min.map_or(Dur::from_secs(1), |d| d.0);
+    let rto_linux = match t.rto_policy.as_deref().unwrap_or("rfc6298") {
+        "rfc6298" => false,
+        "linux" => true,
+        other => return err(format!("{p}.rto_policy"), format!("{other:?} is not known; expected \"rfc6298\" or \"linux\"")),
+    };
+    // RFC 6298 recommends a 1 s floor; Linux uses TCP_RTO_MIN = 200 ms.
+    let rto_min = t.rto_min.map_or(if rto_linux { Dur::from_millis(200) } else { Dur::from_secs(1) }, |d| d.0);
     let rto_initial = t.rto_initial.map_or(Dur::from_secs(1), |d| d.0);
     let rto_max = t.rto_max.map_or(Dur::from_secs(60), |d| d.0);
     if rto_max < rto_min || rto_max == Dur::ZERO {
@@ -396,6 +402,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         ack,
         rwnd,
         handshake: t.handshake.unwrap_or(false),
+        rto_linux,
         rto_min,
         rto_initial,
         rto_max,

@@ -8,7 +8,7 @@ use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{SlowStart, Startup};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use startlab_scenario::{AckSpec, RecoverySpec, Scenario, SsthreshSpec, StartupSpec};
-use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, SegmentKind, Sender, SenderConfig};
+use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -209,7 +209,13 @@ impl Simulation {
                     mss: t.mss as u32,
                     size: f.size,
                     recovery,
-                    rto: RtoConfig { initial: t.rto_initial, min: t.rto_min, max: t.rto_max, granularity: t.clock_granularity },
+                    rto: RtoConfig {
+                        initial: t.rto_initial,
+                        min: t.rto_min,
+                        max: t.rto_max,
+                        granularity: t.clock_granularity,
+                        policy: if t.rto_linux { RtoPolicy::Linux } else { RtoPolicy::Rfc6298 },
+                    },
                     limited_transmit: t.limited_transmit,
                     dupthresh: t.dupthresh as u32,
                     handshake: t.handshake,

@@ -89,7 +89,7 @@ proptest! {
         rate in 1u64..50,
         rtt in 2u64..300,
         queue in prop_oneof![(2u64..300).prop_map(|p| format!("{p}pkt")), (3000u64..400_000).prop_map(|b| format!("{b}B"))],
-        cbr in prop::option::of(0u64..90),
+        cbr in prop::option::of(1u64..90),
         flows in prop::collection::vec(flow_case(), 1..4),
     ) {
         let toml = scenario(rate, rtt, &queue, cbr, &flows);

@@ -14,7 +14,7 @@ mod rto;
 mod sender;
 
 pub use receiver::{AckPolicy, Receiver, ReceiverConfig};
-pub use rto::{RtoConfig, RtoEstimator};
+pub use rto::{RtoConfig, RtoEstimator, RtoPolicy};
 pub use sender::{Recovery, Segment, SegmentKind, Sender, SenderConfig, SenderStats};
 
 /// Most SACK blocks an ACK can carry (RFC 2018: 4 without timestamps).

@@ -18,6 +18,18 @@ pub struct RtoConfig {
     pub max: Dur,
     /// Clock granularity G (0 for an ideal simulator clock).
     pub granularity: Dur,
+    /// How the floor applies.
+    pub policy: RtoPolicy,
+}
+
+/// Where the RTO floor applies (ALGORITHMS.md §2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoPolicy {
+    /// RFC 6298: `RTO = max(SRTT + max(G, K*RTTVAR), min)`.
+    Rfc6298,
+    /// Linux floors the variance term instead: `RTO = SRTT + max(K*RTTVAR, min)`, so the smallest
+    /// RTO is about one RTT plus `min` (200 ms in Linux).
+    Linux,
 }
 
 impl Default for RtoConfig {
@@ -27,6 +39,7 @@ impl Default for RtoConfig {
             min: Dur::from_secs(1),
             max: Dur::from_secs(60),
             granularity: Dur::ZERO,
+            policy: RtoPolicy::Rfc6298,
         }
     }
 }
@@ -68,9 +81,14 @@ impl RtoEstimator {
         self.rto = self.clamp(self.raw_rto().unwrap_or(self.cfg.initial.as_nanos() as f64));
     }
 
-    /// RTO before clamping, `SRTT + max(G, K*RTTVAR)` in ns; `None` before any sample.
+    /// RTO before clamping in ns, `SRTT + max(G, K*RTTVAR)` (Linux policy: the variance term is
+    /// also floored at `min`); `None` before any sample.
     pub fn raw_rto(&self) -> Option<f64> {
-        self.srtt.map(|s| s + (self.cfg.granularity.as_nanos() as f64).max(K * self.rttvar))
+        let mut floor = self.cfg.granularity.as_nanos() as f64;
+        if self.cfg.policy == RtoPolicy::Linux {
+            floor = floor.max(self.cfg.min.as_nanos() as f64);
+        }
+        self.srtt.map(|s| s + floor.max(K * self.rttvar))
     }
 
     fn clamp(&self, ns: f64) -> Dur {
@@ -115,6 +133,17 @@ mod tests {
             assert!((got_raw - raw).abs() < 1e-3, "raw RTO {got_raw} should be {raw}");
             assert_eq!(e.rto(), Dur::from_secs(1), "the 1 s floor applies");
         }
+    }
+
+    #[test]
+    fn linux_policy_floors_the_variance_term_not_the_rto() {
+        // ALGORITHMS.md §2.5: Linux-like first sample 100 ms -> RTO = 100 + max(200, 200) = 300 ms.
+        let mut e = RtoEstimator::new(RtoConfig { min: Dur::from_millis(200), policy: RtoPolicy::Linux, ..RtoConfig::default() });
+        e.on_sample(Dur::from_millis(100));
+        assert_eq!(e.rto(), Dur::from_millis(300));
+        let mut rfc = RtoEstimator::new(RtoConfig { min: Dur::from_millis(200), ..RtoConfig::default() });
+        rfc.on_sample(Dur::from_millis(10));
+        assert_eq!(rfc.rto(), Dur::from_millis(200), "RFC policy: the floor applies to the RTO itself");
     }
 
     #[test]
