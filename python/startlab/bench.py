@@ -28,8 +28,9 @@ from rich.table import Table
 
 from ._console import stdout_console
 
-#: Where the repository's example scenarios are, relative to this file in a source checkout.
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: Scenarios shipped inside the package (examples/paced-start-default.toml links here), so the
+#: benchmark works from an installed wheel as well as from a checkout.
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 _DUMBBELL_PREFIX = "dumbbell-n"
 
@@ -75,7 +76,7 @@ def scenario(name: str, quick: bool) -> str:
     if name.startswith(_DUMBBELL_PREFIX):
         return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
     if name == "paced-start-default":
-        return (EXAMPLES / f"{name}.toml").read_text(encoding="utf-8")
+        return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
     raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
 
 

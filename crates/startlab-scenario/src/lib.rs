@@ -203,8 +203,10 @@ pub struct FlowSpec {
     pub tcp: TcpSpec,
     /// Startup algorithm.
     pub startup: StartupSpec,
-    /// When the application opens the connection.
+    /// When the application opens the connection (before jitter).
     pub start: Dur,
+    /// The flow starts at `start + U[0, start_jitter]`, drawn from its own seeded stream.
+    pub start_jitter: Dur,
     /// Bytes to send; `None` for an infinite transfer.
     pub size: Option<u64>,
     /// 1-based indices of data packets (in transmission order) the network drops on purpose.

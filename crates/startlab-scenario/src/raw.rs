@@ -68,6 +68,7 @@ pub struct Flow {
     pub tcp: Option<Tcp>,
     pub startup: Option<BTreeMap<String, serde_json::Value>>,
     pub start: Option<DurV>,
+    pub start_jitter: Option<DurV>,
     pub size: Option<Amount>,
     pub drops: Option<Vec<u64>>,
 }

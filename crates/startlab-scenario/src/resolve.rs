@@ -49,7 +49,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
             _ => total_flows += f.count.unwrap_or(1),
         }
     }
-    let topo = topology(&s.topology, total_flows, s.cross.len())?;
+    let topo = topology(&s.topology, total_flows)?;
     let mut flows = Vec::new();
     let mut names = std::collections::BTreeSet::new();
     for (i, f) in s.flows.iter().enumerate() {
@@ -60,6 +60,10 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
             return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
+        }
+        let start_jitter = f.start_jitter.map_or(Dur::ZERO, |d| d.0);
+        if start + start_jitter >= s.duration.0 {
+            return err(format!("{p}.start_jitter"), format!("start + start_jitter ({}) must end before the run's duration {}", start + start_jitter, s.duration.0));
         }
         let size = match f.size {
             None | Some(Amount::Keyword("infinite")) => None,
@@ -83,7 +87,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
                 return err(format!("{p}.name"), format!("flow name {name:?} is used twice"));
             }
             let ends = flow_ends(&p, f, flows.len(), k, &topo)?;
-            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, size, drops: drops.clone() });
+            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, start_jitter, size, drops: drops.clone() });
         }
     }
     let mut cross = Vec::new();
@@ -93,10 +97,13 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
             return err(format!("{p}.kind"), format!("{:?} is not a known cross-traffic source; expected \"cbr\"", c.kind));
         }
         let rate = positive_rate(&format!("{p}.rate"), c.rate.0)?;
-        if c.packet_size.0 == 0 {
-            return err(format!("{p}.packet_size"), "must be positive");
+        if c.packet_size.0 == 0 || c.packet_size.0 > 65_535 {
+            return err(format!("{p}.packet_size"), "must be between 1B and 65535B");
         }
         let start = c.start.map_or(Dur::ZERO, |d| d.0);
+        if start >= s.duration.0 {
+            return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
+        }
         let stop = c.stop.map_or(s.duration.0, |d| d.0);
         if stop <= start {
             return err(format!("{p}.stop"), "must be after start");
@@ -134,9 +141,9 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     })
 }
 
-fn topology(t: &raw::Topology, flows: u64, cross: usize) -> R<Topology> {
+fn topology(t: &raw::Topology, flows: u64) -> R<Topology> {
     let only = |ok: &[&str]| -> R<()> {
-        let given: [(&str, bool); 10] = [
+        let given: [(&str, bool); 11] = [
             ("bottleneck_rate", t.bottleneck_rate.is_some()),
             ("rtt", t.rtt.is_some()),
             ("rtts", t.rtts.is_some()),
@@ -146,7 +153,8 @@ fn topology(t: &raw::Topology, flows: u64, cross: usize) -> R<Topology> {
             ("queue", t.queue.is_some()),
             ("access_queue", t.access_queue.is_some()),
             ("hosts", t.hosts.is_some()),
-            ("links", t.links.is_some() || t.routers.is_some()),
+            ("routers", t.routers.is_some()),
+            ("links", t.links.is_some()),
         ];
         for (key, present) in given {
             if present && !ok.contains(&key) {
@@ -185,21 +193,21 @@ fn topology(t: &raw::Topology, flows: u64, cross: usize) -> R<Topology> {
                 Some(q) => self::queue("topology.access_queue", q)?,
                 None => QueueSpec::Droptail { limit: QueueLimit::Packets(100_000) },
             };
-            let _ = cross;
             Ok(Topology::Dumbbell(Dumbbell { bottleneck_rate, bottleneck_delay, access_rate, rtts, queue, access_queue }))
         }
         "graph" => {
-            only(&["hosts", "links"])?;
+            only(&["hosts", "routers", "links"])?;
             let hosts = t.hosts.clone().ok_or_else(|| missing("topology.hosts"))?;
             let routers = t.routers.clone().unwrap_or_default();
             let mut nodes: Vec<String> = hosts.clone();
             nodes.extend(routers);
             for (i, n) in nodes.iter().enumerate() {
+                let at = if i < hosts.len() { format!("topology.hosts[{i}]") } else { format!("topology.routers[{}]", i - hosts.len()) };
                 if n.is_empty() {
-                    return err("topology.hosts", "node names must not be empty");
+                    return err(at, "node names must not be empty");
                 }
                 if nodes[..i].contains(n) {
-                    return err("topology.routers", format!("node name {n:?} is used twice"));
+                    return err(at, format!("node name {n:?} is used twice"));
                 }
             }
             let raw_links = t.links.as_ref().ok_or_else(|| missing("topology.links"))?;
@@ -216,8 +224,12 @@ fn topology(t: &raw::Topology, flows: u64, cross: usize) -> R<Topology> {
                     Some(q) => queue(&format!("{p}.queue"), q)?,
                     None => return Err(missing(&format!("{p}.queue"))),
                 };
+                let name = l.name.clone().unwrap_or_else(|| format!("{}-{}", l.between[0], l.between[1]));
+                if links.iter().any(|x: &LinkSpec| x.name == name) {
+                    return err(format!("{p}.name"), format!("link name {name:?} is used twice; give each link its own `name`"));
+                }
                 links.push(LinkSpec {
-                    name: l.name.clone().unwrap_or_else(|| format!("{}-{}", l.between[0], l.between[1])),
+                    name,
                     between: [a, b],
                     rate: positive_rate(&format!("{p}.rate"), l.rate.0)?,
                     delay: l.delay.0,

@@ -12,7 +12,7 @@ pub struct Network {
     pub channels: Vec<Channel>,
     /// Routes.
     pub routes: Routes,
-    /// Dumbbell: the bottleneck channel of the forward direction.
+    /// Dumbbell: (sender, receiver) node of each pair.
     pub pair_hosts: Vec<(u32, u32)>,
     /// Dumbbell cross hosts, one pair per cross source.
     pub cross_hosts: Vec<(u32, u32)>,
@@ -37,6 +37,7 @@ pub fn network(s: &Scenario) -> Network {
     let mut channels = Vec::new();
     let mut pair_hosts = Vec::new();
     let mut cross_hosts = Vec::new();
+    let is_host: Vec<bool>;
     match &s.topology {
         Topology::Dumbbell(d) => {
             nodes.push("left".to_string());
@@ -65,15 +66,17 @@ pub fn network(s: &Scenario) -> Network {
                 duplex(&mut channels, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue);
                 cross_hosts.push((a, b));
             }
+            is_host = (0..nodes.len()).map(|i| i >= 2).collect();
         }
         Topology::Graph(g) => {
             nodes = g.nodes.clone();
+            is_host = (0..nodes.len()).map(|i| i < g.hosts).collect();
             for l in &g.links {
                 duplex(&mut channels, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue);
             }
         }
     }
-    let routes = Routes::shortest(nodes.len(), &channels);
+    let routes = Routes::shortest(nodes.len(), &channels, &is_host);
     Network { nodes, channels, routes, pair_hosts, cross_hosts }
 }
 

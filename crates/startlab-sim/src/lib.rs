@@ -27,6 +27,7 @@ mod build;
 pub mod engine;
 mod metrics;
 pub mod net;
+pub mod rng;
 mod sim;
 pub mod trace;
 

@@ -87,7 +87,7 @@ impl Arena {
 /// arrival order; only the head of the latter is an event in the global heap.
 #[derive(Debug)]
 pub struct Channel {
-    /// Index of the link in the scenario's link list (for names).
+    /// `LINK:FROM->TO`.
     pub name: String,
     /// Sending node.
     pub from: u32,
@@ -263,8 +263,9 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// Computes the routes of a network of `n` nodes.
-    pub fn shortest(n: usize, channels: &[Channel]) -> Routes {
+    /// Computes the routes of a network of `n` nodes. Hosts end paths but never forward: a
+    /// multi-homed host is not a transit node.
+    pub fn shortest(n: usize, channels: &[Channel], is_host: &[bool]) -> Routes {
         let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (c, ch) in channels.iter().enumerate() {
@@ -308,7 +309,7 @@ impl Routes {
             dist[dst] = (0, 0);
             heap.push(std::cmp::Reverse(((0u64, 0u64), dst as u32)));
             while let Some(std::cmp::Reverse((d, v))) = heap.pop() {
-                if d > dist[v as usize] {
+                if d > dist[v as usize] || (v as usize != dst && is_host[v as usize]) {
                     continue;
                 }
                 for &ch_i in &incoming[v as usize] {

@@ -2,6 +2,8 @@
 
 use crate::build::{network, Network};
 use crate::engine::{EventQueue, Source, TimerSlot};
+use crate::rng;
+use rand::RngExt as _;
 use crate::net::{flags, Arena, Offer, Packet, PktKind};
 use crate::trace::{Gate, Traces, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
 use startlab_cc::avoidance::{Avoidance, Reno};
@@ -255,7 +257,12 @@ impl Simulation {
                 forced_drops,
                 m: FlowMeter { last_cc: (f64::NAN, last_cc.1), ..FlowMeter::default() },
             });
-            q.push(Time(f.start.as_nanos()), Source::FlowStart(i as u32));
+            let mut start = Time(f.start.as_nanos());
+            if f.start_jitter > Dur::ZERO {
+                let mut rng = rng::stream(scenario.seed, rng::Component::FlowStart, i as u64);
+                start += Dur(rng.random_range(0..=f.start_jitter.as_nanos()));
+            }
+            q.push(start, Source::FlowStart(i as u32));
         }
         let interval = scenario.trace.interval;
         let nf = flows.len();

@@ -233,3 +233,35 @@ fn decimated_traces_keep_one_point_per_interval() {
     assert!(b.traces.seq.time.len() <= 51, "one flow, 5 s: at most 51 sequence points");
     assert_eq!(a.flows, b.flows, "decimation changes traces, never results");
 }
+
+#[test]
+fn start_jitter_draws_from_the_seeded_stream_of_each_flow() {
+    let toml = |seed: u64| {
+        format!(
+            r#"
+seed = {seed}
+duration = "3s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+rtt = "20ms"
+access_rate = "100Mbps"
+queue = {{ kind = "droptail", limit = "100pkt" }}
+[[flows]]
+name = "f"
+count = 4
+start = "100ms"
+start_jitter = "500ms"
+size = "10pkt"
+"#
+        )
+    };
+    let starts = |seed| -> Vec<f64> { run(&toml(seed)).results().flows.iter().map(|f| f.t0.unwrap()).collect() };
+    let a = starts(1);
+    assert_eq!(a, starts(1), "same seed, same draws");
+    assert_ne!(a, starts(2), "another seed, other draws");
+    assert!(a.iter().all(|&t| (0.1..=0.6).contains(&t)), "starts within [start, start + jitter]: {a:?}");
+    let mut distinct = a.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "each flow has its own stream");
+}
