@@ -83,7 +83,7 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 /// Rows (serialised structs) pivoted into `{column: list}`, columns in field order.
 fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Option<&T>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let values: Vec<Value> = rows.iter().map(|r| serde_json::to_value(r)).collect::<Result<_, _>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
+    let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
     let names: Vec<String> = match values.first().or(None) {
         Some(Value::Object(o)) => o.keys().cloned().collect(),
         _ => match template.map(serde_json::to_value) {

@@ -24,6 +24,7 @@ fn limit(q: &QueueSpec) -> startlab_scenario::QueueLimit {
     }
 }
 
+#[expect(clippy::too_many_arguments, reason = "a link is its two ends, rate, delay and queue; a struct would only rename them")]
 fn duplex(ch: &mut Vec<Channel>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec) {
     for (x, y) in [(a, b), (b, a)] {
         let label = format!("{name}:{}->{}", names[x as usize], names[y as usize]);

@@ -61,6 +61,10 @@ impl EventQueue {
     pub fn len(&self) -> usize {
         self.heap.len()
     }
+    /// Nothing is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
 }
 
 /// One timer per endpoint, armed lazily: a deadline that moves later does not push a new entry;

@@ -86,6 +86,8 @@ pub struct FlowResult {
     pub fast_retransmits: u64,
     /// Bytes.
     pub final_cwnd: f64,
+    /// Segments.
+    pub final_cwnd_pkts: f64,
     /// s.
     pub srtt: Option<f64>,
 }
@@ -243,6 +245,7 @@ impl Simulation {
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
                 final_cwnd: cc.cwnd(),
+                final_cwnd_pkts: cc.cwnd() / mss as f64,
                 srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
             });
         }

@@ -100,6 +100,9 @@ pub struct Channel {
     /// Queue limit.
     pub limit: QueueLimit,
     busy_until: Time,
+    /// Serialisation time of the last packet size seen: a link direction mostly carries one size
+    /// (full segments one way, ACKs the other), so this spares a 128-bit division per packet.
+    tx_cache: (u32, Dur),
     waiting: VecDeque<(Time, u32)>,
     wait_pkts: u64,
     wait_bytes: u64,
@@ -163,6 +166,7 @@ impl Channel {
             delay,
             limit,
             busy_until: Time::ZERO,
+            tx_cache: (0, rate.tx_time(0)),
             waiting: VecDeque::new(),
             wait_pkts: 0,
             wait_bytes: 0,
@@ -215,7 +219,10 @@ impl Channel {
             }
         }
         let start = if must_wait { self.busy_until } else { now };
-        let end = start + self.rate.tx_time(size as u64);
+        if self.tx_cache.0 != size {
+            self.tx_cache = (size, self.rate.tx_time(size as u64));
+        }
+        let end = start + self.tx_cache.1;
         self.busy_until = end;
         if must_wait {
             self.account(now);

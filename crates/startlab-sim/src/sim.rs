@@ -187,7 +187,7 @@ impl Simulation {
             let (src, dst) = net.ends(&f.ends);
             let (fwd, rev) = paths[i].clone();
             let t = &f.tcp;
-            let data_size = (t.mss + t.header) as u64;
+            let data_size = t.mss + t.header;
             let base_rtt = fwd.iter().chain(&rev).fold(Dur::ZERO, |acc, &c| {
                 let ch = &net.channels[c as usize];
                 let bytes = if fwd.contains(&c) { data_size } else { t.header };
@@ -640,7 +640,7 @@ impl Simulation {
             fl.m.acked_at_su = Some(fl.sender.snd_una());
         }
         let now_cc = (cc.cwnd(), cc.ssthresh().as_f64());
-        if !(now_cc.0 > 0.0) {
+        if now_cc.0.is_nan() || now_cc.0 <= 0.0 {
             self.violations.push(format!("flow {}: cwnd {} is not positive", fl.name, now_cc.0));
         }
         if now_cc != fl.m.last_cc {

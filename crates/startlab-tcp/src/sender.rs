@@ -425,12 +425,12 @@ impl Sender {
         }
         self.rwnd = ack.rwnd;
         let flight_before = self.snd_nxt - self.snd_una;
-        let newly_sacked = self.update_scoreboard(ack);
+        self.update_scoreboard(ack);
         let newly_acked = ack.ack.saturating_sub(self.snd_una);
         if newly_acked > 0 {
             self.on_advance(now, ack.ack, flight_before);
         } else if ack.ack == self.snd_una && self.snd_max > self.snd_una {
-            self.on_dupack(now, newly_sacked);
+            self.on_dupack(now);
         }
         if self.sacked_count > 0 {
             self.recompute_lost_and_pipe();
@@ -438,11 +438,11 @@ impl Sender {
         newly_acked
     }
 
-    fn update_scoreboard(&mut self, ack: &Ack) -> bool {
+    /// Marks SACKed segments (RFC 6675 scoreboard); only SACK recovery reads it.
+    fn update_scoreboard(&mut self, ack: &Ack) {
         if self.cfg.recovery != Recovery::Sack || ack.n_sack == 0 {
-            return false;
+            return;
         }
-        let mut newly = false;
         for &(s, e) in ack.sack_blocks() {
             let s = s.max(ack.ack).max(self.snd_una);
             let e = e.min(self.snd_max);
@@ -463,13 +463,11 @@ impl Sender {
                 if !self.segs[i].sacked {
                     self.segs[i].sacked = true;
                     self.sacked_count += 1;
-                    newly = true;
                 }
                 seq += len;
             }
             self.high_sacked = self.high_sacked.max(e);
         }
-        newly
     }
 }
 
@@ -506,7 +504,8 @@ impl Sender {
         let mut restart_timer = true;
         if self.in_recovery {
             match self.cfg.recovery {
-                Recovery::Tahoe => unreachable_recovery(),
+                // Tahoe collapses the window instead of entering fast recovery.
+                Recovery::Tahoe => debug_assert!(false, "Tahoe never enters fast recovery"),
                 Recovery::Reno => self.exit_recovery(now, self.ssthresh_bytes()),
                 Recovery::NewReno => {
                     if self.recover.is_some_and(|r| ack >= r) {
@@ -573,7 +572,7 @@ impl Sender {
         self.cc.on_recovery_exit(now, cwnd);
     }
 
-    fn on_dupack(&mut self, now: Time, newly_sacked: bool) {
+    fn on_dupack(&mut self, now: Time) {
         self.dupacks += 1;
         if self.in_recovery {
             // Reno and NewReno inflate by one SMSS per further duplicate ACK (RFC 5681 §3.2 step 4).
@@ -582,7 +581,6 @@ impl Sender {
             }
             return;
         }
-        let _ = newly_sacked;
         let sack_says_lost = self.cfg.recovery == Recovery::Sack && self.is_lost(0);
         if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
             return;
@@ -731,9 +729,4 @@ impl Sender {
         }
         self.arm_timer(now);
     }
-}
-
-#[inline]
-fn unreachable_recovery() {
-    debug_assert!(false, "Tahoe never enters fast recovery");
 }
