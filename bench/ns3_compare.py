@@ -21,7 +21,7 @@ import argparse
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MSS = 1448
 
@@ -59,19 +59,31 @@ class Run:
     delivered: int  # data packets arrived at the receiver
     app_bytes: int  # bytes delivered to the receiving application
     events: int
+    # (simulated end of chunk s, wall s of the chunk, data packets delivered so far); with --profile
+    chunks: list[tuple[float, float, int]] = field(default_factory=list)
 
     def throughput(self, duration: float) -> float:
         return self.app_bytes * 8 / duration
 
 
-def run_startlab(params: dict, duration: float) -> Run:
+def run_startlab(params: dict, duration: float, nchunks: int = 0) -> Run:
+    """Run the scenario in startlab; with ``nchunks`` > 0 advance in that many equal steps of
+    simulated time and record the wall time of each (a separate, profiling run)."""
     from startlab import _core
 
     text = STARTLAB_TOML.format(duration=duration, **params)
     t0 = time.perf_counter()
     sim = _core.Simulation(text)
     t1 = time.perf_counter()
-    sim.run()
+    chunks = []
+    if nchunks:
+        for i in range(1, nchunks + 1):
+            c0 = time.perf_counter()
+            sim.advance(round(duration * 1e9 * i / nchunks))
+            c1 = time.perf_counter()
+            chunks.append((duration * i / nchunks, c1 - c0, int(sim.stats()["delivered_packets"])))
+    else:
+        sim.run()
     t2 = time.perf_counter()
     stats = sim.stats()
     flows = sim.results()["flows"]
@@ -81,6 +93,7 @@ def run_startlab(params: dict, duration: float) -> Run:
         delivered=int(stats["delivered_packets"]),
         app_bytes=int(flows["bytes_delivered"][0]),
         events=int(stats["events"]),
+        chunks=chunks,
     )
 
 
@@ -119,7 +132,9 @@ def ns3_setup_defaults(ns) -> None:
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
 
 
-def run_ns3(ns, params: dict, duration: float) -> Run:
+def run_ns3(ns, params: dict, duration: float, nchunks: int = 0) -> Run:
+    """Run the scenario in ns-3; ``nchunks`` as in :func:`run_startlab` (``Simulator.Run()`` is
+    called once per chunk, each stopped by ``Simulator.Stop``)."""
     import cppyy
 
     h = cppyy.gbl.ns3bench
@@ -167,9 +182,20 @@ def run_ns3(ns, params: dict, duration: float) -> Run:
 
     h.Reset()
     h.ConnectRx(devs[2].Get(1))  # receiver's device
-    ns.Simulator.Stop(ns.Seconds(duration))
+    chunks = []
     t1 = time.perf_counter()
-    ns.Simulator.Run()
+    if nchunks:
+        for i in range(1, nchunks + 1):
+            end = duration * i / nchunks
+            ns.Simulator.Stop(ns.Seconds(end) - ns.Simulator.Now())
+            c0 = time.perf_counter()
+            ns.Simulator.Run()
+            c1 = time.perf_counter()
+            chunks.append((end, c1 - c0, int(h.DataRx())))
+            print(f"  ns-3 {end:g} s simulated: chunk wall {c1 - c0:.2f} s", file=sys.stderr, flush=True)
+    else:
+        ns.Simulator.Stop(ns.Seconds(duration))
+        ns.Simulator.Run()
     t2 = time.perf_counter()
     result = Run(
         setup_s=t1 - t0,
@@ -177,6 +203,7 @@ def run_ns3(ns, params: dict, duration: float) -> Run:
         delivered=int(h.DataRx()),
         app_bytes=int(h.SinkTotalRx(sink_apps.Get(0))),
         events=int(h.EventCount()),
+        chunks=chunks,
     )
     ns.Simulator.Destroy()
     return result
@@ -192,6 +219,14 @@ def main() -> int:
     ap.add_argument("--scenario", choices=["100M", "1G", "both"], default="both")
     ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds (default 10)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per simulator; median wall time")
+    ap.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run each simulator once more in N equal chunks of simulated time and print the "
+        "wall time of each chunk (shows where the time goes)",
+    )
     args = ap.parse_args()
 
     try:
@@ -245,6 +280,14 @@ def main() -> int:
             print(f"WARNING: throughputs differ by more than 15% ({tput:.3f}); the two runs may not "
                   "simulate the same thing")
         rows.append((name, sl, n3, speed, tput))
+        if args.profile:
+            psl = run_startlab(p, dur, args.profile)
+            pn3 = run_ns3(ns, p, dur, args.profile)
+            print(f"profile ({args.profile} chunks; a separate run of each):")
+            print(f"{'sim. time s':>12}{'startlab wall s':>17}{'delivered':>11}"
+                  f"{'ns-3 wall s':>13}{'delivered':>11}")
+            for (end, w1, d1), (_, w2, d2) in zip(psl.chunks, pn3.chunks):
+                print(f"{end:12g}{w1:17.3f}{d1:11d}{w2:13.3f}{d2:11d}")
 
     print("\nsummary (markdown):")
     print("| scenario | simulator | wall s | delivered pkts | pkts / wall-s | throughput Mbps |")

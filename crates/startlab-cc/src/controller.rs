@@ -58,6 +58,8 @@ pub struct CcView {
     pub round: u64,
     /// Smallest RTT sample seen so far.
     pub min_rtt: Option<Dur>,
+    /// True while handling the ACK that ended a round (§0.3).
+    pub new_round: bool,
 }
 
 /// A congestion controller generic over a startup and an avoidance plug-in (enum dispatch).
@@ -145,6 +147,7 @@ impl Controller {
             mss: self.cfg.mss,
             round: self.round,
             min_rtt: self.min_rtt,
+            new_round: false,
         }
     }
 
@@ -161,10 +164,12 @@ impl Controller {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
         // §0.3: a round ends on the first ACK that covers round_end_seq.
+        let mut new_round = false;
         if let Some(end) = self.round_end {
             if ack.ack_seq > end {
                 self.round += 1;
                 self.round_end = Some(ack.snd_nxt);
+                new_round = true;
             }
         }
         if self.phase == Phase::Recovery || ack.newly_acked == 0 {
@@ -172,16 +177,24 @@ impl Controller {
         }
         let growth_allowed = ack.cwnd_limited || !self.cfg.cwnd_validation;
         if self.phase == Phase::SlowStart {
-            let view = self.view();
-            let StartupAction { increase, exit } = self.startup.on_ack(&view, ack);
+            let view = CcView { new_round, ..self.view() };
+            let action = self.startup.on_ack(&view, ack);
             if growth_allowed {
-                self.cwnd += increase;
+                self.cwnd += action.increase;
             }
-            if let Some(reason) = exit {
-                self.ssthresh = Ssthresh::Bytes(self.cwnd);
+            if let Some(w) = action.set_cwnd {
+                self.cwnd = w.max(self.cfg.mss as f64);
+            }
+            if let Some(s) = action.set_ssthresh {
+                self.ssthresh = Ssthresh::Bytes(s.max(2.0 * self.cfg.mss as f64));
+            }
+            if let Some(reason) = action.exit {
+                if action.set_ssthresh.is_none() {
+                    self.ssthresh = Ssthresh::Bytes(self.cwnd);
+                }
                 self.leave_startup(ack.now, reason);
-            }
-            if !self.ssthresh.above(self.cwnd) {
+                self.enter_ca(ack.now);
+            } else if !self.ssthresh.above(self.cwnd) {
                 if self.cfg.linux_ss_clamp {
                     if let Ssthresh::Bytes(s) = self.ssthresh {
                         self.cwnd = self.cwnd.min(s.max(self.cfg.mss as f64));
@@ -205,6 +218,7 @@ impl Controller {
             CongestionKind::Timeout => ExitReason::Timeout,
         };
         if self.phase == Phase::SlowStart {
+            self.startup.on_congestion(&self.view(), ev);
             self.leave_startup(ev.now, reason);
         }
         let view = self.view();
@@ -312,6 +326,10 @@ mod tests {
             rtt: Some(Dur::from_millis(100)),
             flight_size: 0,
             cwnd_limited: true,
+            acked_segments: 1,
+            timer_triggered: false,
+            delivered: ack_seq,
+            rate_sample: None,
         }
     }
 

@@ -24,7 +24,7 @@ pub mod startup;
 pub use controller::{Controller, CcConfig, CcView, Phase, StartupExit};
 pub use startlab_units::{Dur, Time};
 
-/// Why startup ended. Recorded once per flow, reported in results.
+/// Why startup ended. Recorded once per flow, reported in results (`exit_reason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitReason {
     /// The window reached ssthresh (RFC 5681: congestion avoidance once `cwnd >= ssthresh`).
@@ -33,6 +33,18 @@ pub enum ExitReason {
     Loss,
     /// A retransmission timeout.
     Timeout,
+    /// RTT samples rose above a threshold (HyStart delay increase, delay-based slow start).
+    DelayIncrease,
+    /// A train of closely spaced ACKs reached the estimated BDP (HyStart ACK train).
+    AckTrain,
+    /// HyStart++ finished its Conservative Slow Start rounds.
+    CssDone,
+    /// Vegas: expected minus actual rate exceeded gamma.
+    VegasDiff,
+    /// The delivery rate stopped growing (SEARCH, BBR STARTUP).
+    BandwidthPlateau,
+    /// A bandwidth or ssthresh estimate ended startup (packet pair, Westwood ERE).
+    Estimate,
 }
 
 impl ExitReason {
@@ -42,6 +54,12 @@ impl ExitReason {
             ExitReason::Ssthresh => "ssthresh",
             ExitReason::Loss => "loss",
             ExitReason::Timeout => "timeout",
+            ExitReason::DelayIncrease => "delay-increase",
+            ExitReason::AckTrain => "ack-train",
+            ExitReason::CssDone => "css-done",
+            ExitReason::VegasDiff => "vegas-diff",
+            ExitReason::BandwidthPlateau => "bandwidth-plateau",
+            ExitReason::Estimate => "estimate",
         }
     }
 }
@@ -92,6 +110,36 @@ pub struct AckEvent {
     pub flight_size: u64,
     /// Whether the sender used its whole window recently (RFC 7661): growth is suspended when not.
     pub cwnd_limited: bool,
+    /// Data segments the receiver says this ACK covers for the first time (2 for a delayed ACK of
+    /// two segments, 1 for a timer-released delayed ACK or a per-packet ACK).
+    pub acked_segments: u32,
+    /// The receiver's delayed-ACK timer released this ACK (not a second segment).
+    pub timer_triggered: bool,
+    /// Bytes delivered so far (cumulatively ACKed or SACKed), after this ACK.
+    pub delivered: u64,
+    /// Delivery-rate sample of the newest segment this ACK acknowledges (BBR-style), if any.
+    pub rate_sample: Option<RateSample>,
+}
+
+/// A delivery-rate sample: bytes delivered between the newest acknowledged segment's send and its
+/// ACK, over that interval (draft-cheng-iccrg-delivery-rate-estimation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered in the interval.
+    pub delivered: u64,
+    /// The interval.
+    pub interval: Dur,
+}
+
+impl RateSample {
+    /// Bytes per second.
+    pub fn rate(&self) -> f64 {
+        if self.interval == Dur::ZERO {
+            0.0
+        } else {
+            self.delivered as f64 / self.interval.as_secs_f64()
+        }
+    }
 }
 
 /// What kind of congestion signal the endpoint saw.

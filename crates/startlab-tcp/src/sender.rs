@@ -4,7 +4,7 @@
 //! delegated to the sans-IO [`Controller`] of `startlab-cc`.
 
 use crate::{Ack, RtoConfig, RtoEstimator};
-use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase};
+use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -104,6 +104,9 @@ struct SegMeta {
     lost: bool,
     /// Retransmitted during the current SACK recovery episode (its retransmission is in `pipe`).
     rtx_in_episode: bool,
+    /// Sender's `delivered` count and its time when this segment was (last) sent, for rate samples.
+    delivered_at_send: u64,
+    delivered_time_at_send: Time,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +130,8 @@ pub struct Sender {
     /// Per-segment state for `[snd_una, snd_max)`; `segs[0]` is the segment starting at `snd_una`.
     segs: VecDeque<SegMeta>,
     sacked_count: usize,
+    /// Bytes newly SACKed by the ACK being processed (added to `delivered`).
+    sacked_bytes_pending: u64,
     rwnd: u64,
     dupacks: u32,
     in_recovery: bool,
@@ -145,6 +150,9 @@ pub struct Sender {
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
     started: bool,
+    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
+    delivered: u64,
+    delivered_time: Time,
     syn_retransmitted: bool,
     first_data: Option<Time>,
     completed_at: Option<Time>,
@@ -165,6 +173,7 @@ impl Sender {
             snd_max: 0,
             segs: VecDeque::new(),
             sacked_count: 0,
+            sacked_bytes_pending: 0,
             rwnd: u64::MAX,
             dupacks: 0,
             in_recovery: false,
@@ -179,6 +188,8 @@ impl Sender {
             rto_deadline: None,
             timeout_streak: 0,
             started: false,
+            delivered: 0,
+            delivered_time: Time::ZERO,
             syn_retransmitted: false,
             first_data: None,
             completed_at: None,
@@ -376,7 +387,19 @@ impl Sender {
         let end = seq + len as u64;
         if end > self.snd_max {
             debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
-            self.segs.push_back(SegMeta { sent: now, tx: 1, sacked: false, lost: false, rtx_in_episode: false });
+            if self.snd_una == self.snd_max {
+                // Nothing in flight: the rate interval starts now, not at the last delivery.
+                self.delivered_time = now;
+            }
+            self.segs.push_back(SegMeta {
+                sent: now,
+                tx: 1,
+                sacked: false,
+                lost: false,
+                rtx_in_episode: false,
+                delivered_at_send: self.delivered,
+                delivered_time_at_send: self.delivered_time,
+            });
             self.snd_max = end;
             if self.first_data.is_none() {
                 self.first_data = Some(now);
@@ -384,9 +407,12 @@ impl Sender {
             }
         } else {
             let i = self.idx(seq);
+            let (delivered, delivered_time) = (self.delivered, self.delivered_time);
             let m = &mut self.segs[i];
             m.sent = now;
             m.tx = m.tx.saturating_add(1);
+            m.delivered_at_send = delivered;
+            m.delivered_time_at_send = delivered_time;
         }
         if seq == self.snd_nxt {
             self.snd_nxt = end;
@@ -426,9 +452,10 @@ impl Sender {
         self.rwnd = ack.rwnd;
         let flight_before = self.snd_nxt - self.snd_una;
         self.update_scoreboard(ack);
+        self.update_delivered_by_sack(now, ack);
         let newly_acked = ack.ack.saturating_sub(self.snd_una);
         if newly_acked > 0 {
-            self.on_advance(now, ack.ack, flight_before);
+            self.on_advance(now, ack, flight_before);
         } else if ack.ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now);
         }
@@ -463,6 +490,7 @@ impl Sender {
                 if !self.segs[i].sacked {
                     self.segs[i].sacked = true;
                     self.sacked_count += 1;
+                    self.sacked_bytes_pending += len;
                 }
                 seq += len;
             }
@@ -472,8 +500,17 @@ impl Sender {
 }
 
 impl Sender {
-    /// The cumulative ACK point moved to `ack`.
-    fn on_advance(&mut self, now: Time, ack: u64, flight_before: u64) {
+    /// SACK blocks count as delivery (the scoreboard was updated just before).
+    fn update_delivered_by_sack(&mut self, now: Time, _ack: &Ack) {
+        if self.sacked_bytes_pending > 0 {
+            self.delivered += std::mem::take(&mut self.sacked_bytes_pending);
+            self.delivered_time = now;
+        }
+    }
+
+    /// The cumulative ACK point moved to `a.ack`.
+    fn on_advance(&mut self, now: Time, a: &Ack, flight_before: u64) {
+        let ack = a.ack;
         let newly = ack - self.snd_una;
         // Karn: samples only from segments sent once and not SACKed before (ALGORITHMS.md §2.5):
         // the oldest newly acked feeds the RTO estimator (Linux seq_rtt), the newest the
@@ -486,11 +523,23 @@ impl Sender {
             self.rtt.on_sample(now - oldest.sent);
         }
         let ca_rtt = valid(newest).then(|| now - newest.sent);
-        for _ in 0..acked_segs {
-            if self.segs.pop_front().is_some_and(|m| m.sacked) {
+        let mut fresh = 0;
+        for i in 0..acked_segs {
+            let len = self.seg_len(self.seq_of(i)) as u64;
+            if self.segs[i].sacked {
                 self.sacked_count -= 1;
+            } else {
+                fresh += len;
             }
         }
+        self.segs.drain(..acked_segs);
+        // Bytes beyond the last segment boundary (a short last segment) are covered by `newly`.
+        self.delivered += fresh.min(newly);
+        self.delivered_time = now;
+        let rate_sample = (newest.delivered_time_at_send < now).then(|| RateSample {
+            delivered: self.delivered - newest.delivered_at_send,
+            interval: now - newest.delivered_time_at_send,
+        });
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.high_rxt = self.high_rxt.max(ack);
@@ -549,6 +598,10 @@ impl Sender {
                 rtt: ca_rtt,
                 flight_size: self.snd_nxt - self.snd_una,
                 cwnd_limited,
+                acked_segments: a.segments,
+                timer_triggered: a.timer_triggered,
+                delivered: self.delivered,
+                rate_sample,
             });
         }
         if self.cfg.size.is_some_and(|s| self.snd_una >= s) {

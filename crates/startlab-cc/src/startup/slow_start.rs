@@ -7,19 +7,16 @@
 //!
 //! Parameters: none. The initial window and initial ssthresh belong to the TCP configuration.
 
-use crate::startup::StartupAction;
+use crate::startup::{StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView};
 
 /// Standard slow start.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SlowStart;
 
-impl SlowStart {
-    /// Scenario name.
-    pub const NAME: &'static str = "slow-start";
-
+impl StartupAlgorithm for SlowStart {
     /// RFC 5681: `cwnd += min(N, SMSS)`; slow start itself never ends startup early.
-    pub fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
-        StartupAction { increase: ack.newly_acked.min(view.mss) as f64, exit: None }
+    fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        StartupAction::grow(ack.newly_acked.min(view.mss) as f64)
     }
 }
