@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::{Startup, StartupAction};
+use crate::startup::Startup;
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 

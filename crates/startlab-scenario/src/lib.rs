@@ -8,6 +8,7 @@
 //! what was given and what is accepted. Defaults are documented in `docs/SCENARIOS.md`.
 
 mod raw;
+pub mod registry;
 mod resolve;
 mod values;
 
@@ -314,19 +315,65 @@ impl TcpSpec {
     }
 }
 
-/// Startup algorithm and its parameters.
+/// Startup algorithm and its parameters, checked against [`registry::STARTUP`], every default
+/// filled in.
 #[derive(Clone, Debug, Serialize)]
-#[serde(tag = "algorithm", rename_all = "kebab-case")]
-pub enum StartupSpec {
-    /// RFC 5681 slow start.
-    SlowStart,
+pub struct StartupSpec {
+    /// Scenario name of the algorithm.
+    pub algorithm: &'static str,
+    /// Every parameter of the algorithm, by name.
+    pub params: std::collections::BTreeMap<&'static str, registry::ParamValue>,
 }
 
 impl StartupSpec {
     /// Scenario name of the algorithm.
     pub fn name(&self) -> &'static str {
-        match self {
-            StartupSpec::SlowStart => "slow-start",
+        self.algorithm
+    }
+    fn get(&self, name: &str) -> &registry::ParamValue {
+        self.params.get(name).unwrap_or_else(|| panic!("{} has no parameter {name} (registry and code disagree)", self.algorithm))
+    }
+    /// A window parameter in bytes.
+    pub fn bytes(&self, name: &str) -> u64 {
+        match self.get(name) {
+            registry::ParamValue::Bytes(b) => *b,
+            other => panic!("{name} is {other:?}, not a window"),
+        }
+    }
+    /// A duration parameter.
+    pub fn dur(&self, name: &str) -> Dur {
+        match self.get(name) {
+            registry::ParamValue::Dur(d) => *d,
+            other => panic!("{name} is {other:?}, not a duration"),
+        }
+    }
+    /// A number parameter.
+    pub fn number(&self, name: &str) -> f64 {
+        match self.get(name) {
+            registry::ParamValue::Number(x) => *x,
+            registry::ParamValue::Integer(i) => *i as f64,
+            other => panic!("{name} is {other:?}, not a number"),
+        }
+    }
+    /// An integer parameter.
+    pub fn integer(&self, name: &str) -> u64 {
+        match self.get(name) {
+            registry::ParamValue::Integer(i) => *i,
+            other => panic!("{name} is {other:?}, not an integer"),
+        }
+    }
+    /// A boolean parameter.
+    pub fn flag(&self, name: &str) -> bool {
+        match self.get(name) {
+            registry::ParamValue::Bool(b) => *b,
+            other => panic!("{name} is {other:?}, not a boolean"),
+        }
+    }
+    /// A choice parameter.
+    pub fn choice(&self, name: &str) -> &str {
+        match self.get(name) {
+            registry::ParamValue::Choice(c) => c,
+            other => panic!("{name} is {other:?}, not a choice"),
         }
     }
 }

@@ -56,7 +56,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         let p = format!("flows[{i}]");
         let count = f.count.unwrap_or(1);
         let tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
-        let startup = startup(&format!("{p}.startup"), f.startup.as_ref())?;
+        let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
             return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
@@ -286,21 +286,35 @@ fn flow_ends(p: &str, f: &raw::Flow, index: usize, replicate: u64, topo: &Topolo
     }
 }
 
-fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>) -> R<StartupSpec> {
-    let Some(t) = t else { return Ok(StartupSpec::SlowStart) };
-    let algo = match t.get("algorithm") {
+fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, mss: u64) -> R<StartupSpec> {
+    let empty = std::collections::BTreeMap::new();
+    let t = t.unwrap_or(&empty);
+    let name = match t.get("algorithm") {
         Some(serde_json::Value::String(s)) => s.as_str(),
         Some(_) => return err(format!("{p}.algorithm"), "must be a string such as \"slow-start\""),
+        None if t.is_empty() => "slow-start",
         None => return Err(missing(&format!("{p}.algorithm"))),
     };
-    let spec = match algo {
-        "slow-start" => StartupSpec::SlowStart,
-        other => return err(format!("{p}.algorithm"), format!("{other:?} is not a known startup algorithm; expected one of: \"slow-start\"")),
+    let Some(info) = crate::registry::startup(name) else {
+        let known: Vec<_> = crate::registry::STARTUP.iter().map(|a| format!("{:?}", a.name)).collect();
+        return err(format!("{p}.algorithm"), format!("{name:?} is not a known startup algorithm; expected one of: {}", known.join(", ")));
     };
-    if let Some(k) = t.keys().find(|k| *k != "algorithm") {
-        return err(format!("{p}.{k}"), format!("is not a parameter of {algo:?} (it takes none)"));
+    for key in t.keys().filter(|k| *k != "algorithm") {
+        if !info.params.iter().any(|q| q.name == key) {
+            let accepted: Vec<_> = info.params.iter().map(|q| q.name).collect();
+            let hint = if accepted.is_empty() { "it takes none".to_string() } else { format!("it takes {}", accepted.join(", ")) };
+            return err(format!("{p}.{key}"), format!("is not a parameter of {name:?} ({hint})"));
+        }
     }
-    Ok(spec)
+    let mut params = std::collections::BTreeMap::new();
+    for q in info.params {
+        let value = match t.get(q.name) {
+            Some(v) => crate::registry::parse_param(q.kind, v, mss).map_err(|m| ScenarioError::new(format!("{p}.{}", q.name), m))?,
+            None => crate::registry::default_value(q, mss),
+        };
+        params.insert(q.name, value);
+    }
+    Ok(StartupSpec { algorithm: info.name, params })
 }
 
 fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {

@@ -125,10 +125,17 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
         cwnd_validation: spec.cwnd_validation,
         linux_ss_clamp: spec.linux_ss_clamp,
     };
-    let startup = match startup {
-        StartupSpec::SlowStart => Startup::SlowStart(SlowStart),
-    };
+    let startup = startup_for(startup);
     Controller::new(cfg, startup, Avoidance::Reno(Reno))
+}
+
+/// The startup plug-in a scenario names, built from its resolved parameters (one arm per
+/// algorithm; parameter names and kinds come from `startlab_scenario::registry`).
+fn startup_for(spec: &StartupSpec) -> Startup {
+    match spec.name() {
+        "slow-start" => Startup::SlowStart(SlowStart),
+        other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
+    }
 }
 
 impl Simulation {
