@@ -1,6 +1,7 @@
 """Speed comparison of startlab and ns-3 on the same single-flow dumbbell scenario.
 
     python bench/ns3_compare.py [--scenario 100M|1G|both] [--duration SECONDS] [--repeat N]
+                                [--ns3-timeout SECONDS] [--profile N]
 
 Needs startlab installed and ns-3's Python bindings (``pip install ns3``, cppyy based; the first
 ``from ns import ns`` compiles bindings and takes a while). Nothing is downloaded at run time.
@@ -13,12 +14,16 @@ bottleneck. Wall time is measured around the run only (startlab ``Simulation.run
 data packets that arrive at the receiver (startlab: engine counter; ns-3: a C++ trace sink on the
 receiver's PointToPoint device counting packets larger than 200 B, i.e. data segments, so the
 counting costs no Python call per packet).
+
+ns-3 can take very long on these scenarios (its SACK scoreboard is a linked list walked from the
+head, and slow start overshoots to thousands of segments in flight), so its run has a wall-clock
+budget (--ns3-timeout): a C++ watchdog event every 10 ms of simulated time stops the run once the
+budget is spent, and the row is then marked as partial, with the simulated time it reached.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -27,10 +32,11 @@ MSS = 1448
 
 SCENARIOS = {
     # name: bottleneck rate, access rate, RTT (ms, all on the bottleneck), bottleneck queue (pkts)
-    "100M": dict(bottleneck="100Mbps", access="1Gbps", rtt_ms=80, queue=1000),
-    "1G": dict(bottleneck="1Gbps", access="10Gbps", rtt_ms=50, queue=4167),
+    "100M": {"bottleneck": "100Mbps", "access": "1Gbps", "rtt_ms": 80, "queue": 1000},
+    "1G": {"bottleneck": "1Gbps", "access": "10Gbps", "rtt_ms": 50, "queue": 4167},
 }
 ACCESS_QUEUE = 100000  # startlab's default access-link queue (packets); never fills here
+WATCHDOG_PERIOD_S = 0.01  # simulated seconds between ns-3 watchdog checks
 
 STARTLAB_TOML = """\
 seed = 1
@@ -59,16 +65,26 @@ class Run:
     delivered: int  # data packets arrived at the receiver
     app_bytes: int  # bytes delivered to the receiving application
     events: int
+    sim_s: float  # simulated time reached (the duration unless the run was stopped early)
+    timed_out: bool = False
     # (simulated end of chunk s, wall s of the chunk, data packets delivered so far); with --profile
     chunks: list[tuple[float, float, int]] = field(default_factory=list)
 
-    def throughput(self, duration: float) -> float:
-        return self.app_bytes * 8 / duration
+    def throughput(self) -> float:
+        """Application-level throughput over the simulated time reached, bit/s."""
+        return self.app_bytes * 8 / self.sim_s if self.sim_s > 0 else 0.0
+
+    def rate(self) -> float:
+        """Delivered data packets per wall-clock second of the run."""
+        return self.delivered / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def run_startlab(params: dict, duration: float, nchunks: int = 0) -> Run:
+def run_startlab(
+    params: dict, duration: float, nchunks: int = 0, stop_s: float | None = None
+) -> Run:
     """Run the scenario in startlab; with ``nchunks`` > 0 advance in that many equal steps of
-    simulated time and record the wall time of each (a separate, profiling run)."""
+    simulated time and record the wall time of each (a separate, profiling run); with ``stop_s``
+    stop at that simulated time (to compare with a partial ns-3 run over the same span)."""
     from startlab import _core
 
     text = STARTLAB_TOML.format(duration=duration, **params)
@@ -82,26 +98,40 @@ def run_startlab(params: dict, duration: float, nchunks: int = 0) -> Run:
             sim.advance(round(duration * 1e9 * i / nchunks))
             c1 = time.perf_counter()
             chunks.append((duration * i / nchunks, c1 - c0, int(sim.stats()["delivered_packets"])))
+    elif stop_s is not None:
+        sim.advance(round(stop_s * 1e9))
     else:
         sim.run()
     t2 = time.perf_counter()
     stats = sim.stats()
-    flows = sim.results()["flows"]
+    if stop_s is not None:
+        # results() needs a finished run; the engine counts every delivered data packet as MSS
+        # bytes (bytes_delivered == delivered_packets * MSS in a full run)
+        app_bytes = int(stats["delivered_packets"]) * MSS
+    else:
+        app_bytes = int(sim.results()["flows"]["bytes_delivered"][0])
     return Run(
         setup_s=t1 - t0,
         wall_s=t2 - t1,
         delivered=int(stats["delivered_packets"]),
-        app_bytes=int(flows["bytes_delivered"][0]),
+        app_bytes=app_bytes,
         events=int(stats["events"]),
+        sim_s=stats["sim_time_ns"] / 1e9,
         chunks=chunks,
     )
 
 
 _CPP_HELPERS = r"""
+#include <chrono>
 namespace ns3bench {
 static uint64_t g_data_rx = 0;
+static uint64_t g_watch_events = 0;
+static double g_budget = 0;
+static bool g_timed_out = false;
+static ns3::Time g_period;
+static std::chrono::steady_clock::time_point g_start;
+
 void CountRx(ns3::Ptr<const ns3::Packet> p) { if (p->GetSize() > 200) ++g_data_rx; }
-void Reset() { g_data_rx = 0; }
 uint64_t DataRx() { return g_data_rx; }
 void ConnectRx(ns3::Ptr<ns3::NetDevice> dev) {
     dev->TraceConnectWithoutContext("MacRx", ns3::MakeCallback(&CountRx));
@@ -109,7 +139,23 @@ void ConnectRx(ns3::Ptr<ns3::NetDevice> dev) {
 uint64_t SinkTotalRx(ns3::Ptr<ns3::Application> app) {
     return ns3::DynamicCast<ns3::PacketSink>(app)->GetTotalRx();
 }
-uint64_t EventCount() { return ns3::Simulator::GetEventCount(); }
+// Events executed by the simulator, less the watchdog's own.
+uint64_t EventCount() { return ns3::Simulator::GetEventCount() - g_watch_events; }
+bool TimedOut() { return g_timed_out; }
+
+void Watch() {
+    ++g_watch_events;
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+    if (wall > g_budget) { g_timed_out = true; ns3::Simulator::Stop(); return; }
+    ns3::Simulator::Schedule(g_period, &Watch);
+}
+// Reset the counters and arm the wall-clock watchdog (call just before the first Run()).
+void Start(double budget_s, double period_s) {
+    g_data_rx = 0; g_watch_events = 0; g_timed_out = false; g_budget = budget_s;
+    g_period = ns3::Seconds(period_s);
+    ns3::Simulator::Schedule(g_period, &Watch);
+    g_start = std::chrono::steady_clock::now();
+}
 }
 """
 
@@ -132,9 +178,9 @@ def ns3_setup_defaults(ns) -> None:
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
 
 
-def run_ns3(ns, params: dict, duration: float, nchunks: int = 0) -> Run:
-    """Run the scenario in ns-3; ``nchunks`` as in :func:`run_startlab` (``Simulator.Run()`` is
-    called once per chunk, each stopped by ``Simulator.Stop``)."""
+def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0) -> Run:
+    """Run the scenario in ns-3 with a wall-clock budget for the run; ``nchunks`` as in
+    :func:`run_startlab` (``Simulator.Run()`` once per chunk, each ended by ``Simulator.Stop``)."""
     import cppyy
 
     h = cppyy.gbl.ns3bench
@@ -179,11 +225,11 @@ def run_ns3(ns, params: dict, duration: float, nchunks: int = 0) -> Run:
     bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
     bulk_apps = bulk.Install(nodes.Get(0))
     bulk_apps.Start(ns.Seconds(0))
+    h.ConnectRx(devs[2].Get(1))  # the receiver's device
 
-    h.Reset()
-    h.ConnectRx(devs[2].Get(1))  # receiver's device
     chunks = []
     t1 = time.perf_counter()
+    h.Start(budget_s, WATCHDOG_PERIOD_S)
     if nchunks:
         for i in range(1, nchunks + 1):
             end = duration * i / nchunks
@@ -191,8 +237,9 @@ def run_ns3(ns, params: dict, duration: float, nchunks: int = 0) -> Run:
             c0 = time.perf_counter()
             ns.Simulator.Run()
             c1 = time.perf_counter()
-            chunks.append((end, c1 - c0, int(h.DataRx())))
-            print(f"  ns-3 {end:g} s simulated: chunk wall {c1 - c0:.2f} s", file=sys.stderr, flush=True)
+            chunks.append((ns.Simulator.Now().GetSeconds(), c1 - c0, int(h.DataRx())))
+            if h.TimedOut():
+                break
     else:
         ns.Simulator.Stop(ns.Seconds(duration))
         ns.Simulator.Run()
@@ -203,6 +250,8 @@ def run_ns3(ns, params: dict, duration: float, nchunks: int = 0) -> Run:
         delivered=int(h.DataRx()),
         app_bytes=int(h.SinkTotalRx(sink_apps.Get(0))),
         events=int(h.EventCount()),
+        sim_s=ns.Simulator.Now().GetSeconds(),
+        timed_out=bool(h.TimedOut()),
         chunks=chunks,
     )
     ns.Simulator.Destroy()
@@ -220,6 +269,14 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds (default 10)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per simulator; median wall time")
     ap.add_argument(
+        "--ns3-timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="wall-clock budget of one ns-3 run (default 1800); a run stopped by it is reported as "
+        "partial",
+    )
+    ap.add_argument(
         "--profile",
         type=int,
         default=0,
@@ -232,13 +289,13 @@ def main() -> int:
     try:
         import startlab
     except ImportError:
-        print("startlab is not importable: build it with `maturin develop --release`", file=sys.stderr)
+        print("startlab is not importable: build it with `maturin develop --release`")
         return 2
     t_import = time.perf_counter()
     try:
         from ns import ns
     except ImportError:
-        print("ns-3 Python bindings not found: `pip install ns3` is needed", file=sys.stderr)
+        print("ns-3 Python bindings not found: `pip install ns3` is needed")
         return 2
     t_import = time.perf_counter() - t_import
     import cppyy
@@ -246,57 +303,93 @@ def main() -> int:
     cppyy.cppdef(_CPP_HELPERS)
     ns3_setup_defaults(ns)
 
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         ns3_version = version("ns3")
-    except Exception:
+    except PackageNotFoundError:
         ns3_version = "unknown"
-    print(f"startlab {startlab.__version__}; ns-3 (PyPI ns3) {ns3_version}; "
-          f"ns-3 import took {t_import:.1f} s (not counted)")
+    print(
+        f"startlab {startlab.__version__}; ns-3 (PyPI ns3) {ns3_version}; "
+        f"ns-3 import took {t_import:.1f} s (not counted); ns-3 budget {args.ns3_timeout:g} s per run"
+    )
 
     names = ["100M", "1G"] if args.scenario == "both" else [args.scenario]
     dur = args.duration
     rows = []
     for name in names:
         p = SCENARIOS[name]
-        print(f"\n== {name}: bottleneck {p['bottleneck']}, access {p['access']}, RTT {p['rtt_ms']} ms "
-              f"(all on the bottleneck), drop-tail {p['queue']} pkt, {dur:g} s simulated, "
-              f"repeat {args.repeat}")
+        print(
+            f"\n== {name}: bottleneck {p['bottleneck']}, access {p['access']}, RTT {p['rtt_ms']} ms "
+            f"(all on the bottleneck), drop-tail {p['queue']} pkt, {dur:g} s simulated, "
+            f"repeat {args.repeat}",
+            flush=True,
+        )
         sl = median_run([run_startlab(p, dur) for _ in range(args.repeat)])
-        n3 = median_run([run_ns3(ns, p, dur) for _ in range(args.repeat)])
-        hdr = f"{'':10}{'setup s':>9}{'wall s':>9}{'delivered':>11}{'pkts/wall-s':>13}" \
-              f"{'events':>11}{'throughput':>14}"
-        print(hdr)
+        n3 = median_run([run_ns3(ns, p, dur, args.ns3_timeout) for _ in range(args.repeat)])
+        print(
+            f"{'':10}{'setup s':>9}{'wall s':>10}{'sim. s':>8}{'delivered':>11}{'pkts/wall-s':>13}"
+            f"{'events':>11}{'throughput':>16}"
+        )
         for label, r in (("startlab", sl), ("ns-3", n3)):
-            print(f"{label:10}{r.setup_s:9.3f}{r.wall_s:9.3f}{r.delivered:11d}"
-                  f"{r.delivered / r.wall_s:13,.0f}{r.events:11d}"
-                  f"{r.throughput(dur) / 1e6:10.2f} Mbps")
-        speed = (sl.delivered / sl.wall_s) / (n3.delivered / n3.wall_s)
-        tput = sl.throughput(dur) / n3.throughput(dur)
-        print(f"ratio startlab/ns-3: delivered pkts per wall-second x{speed:.1f}, "
-              f"wall time x{sl.wall_s / n3.wall_s:.3f}, throughput {tput:.3f}")
-        if not 0.85 <= tput <= 1.15:
-            print(f"WARNING: throughputs differ by more than 15% ({tput:.3f}); the two runs may not "
-                  "simulate the same thing")
+            note = "  PARTIAL: stopped by --ns3-timeout" if r.timed_out else ""
+            print(
+                f"{label:10}{r.setup_s:9.3f}{r.wall_s:10.3f}{r.sim_s:8.3f}{r.delivered:11d}"
+                f"{r.rate():13,.0f}{r.events:11d}{r.throughput() / 1e6:11.2f} Mbps{note}"
+            )
+        speed = sl.rate() / n3.rate() if n3.rate() > 0 else float("inf")
+        tput = sl.throughput() / n3.throughput() if n3.throughput() > 0 else float("inf")
+        print(
+            f"ratio startlab/ns-3: delivered pkts per wall-second x{speed:,.1f}, "
+            f"throughput {tput:.3f}"
+            + (" (ns-3 partial: both over the part it simulated)" if n3.timed_out else "")
+        )
+        if n3.timed_out:
+            same = run_startlab(p, dur, stop_s=n3.sim_s)
+            print(
+                f"NOTE: ns-3 reached {n3.sim_s:.3f} of {dur:g} s simulated in {n3.wall_s:.0f} s; "
+                "its rate and throughput cover only that part. startlab over the same "
+                f"{n3.sim_s:.3f} s: {same.wall_s:.3f} s wall, {same.delivered} delivered "
+                f"({same.rate():,.0f} pkts/wall-s, x{same.rate() / max(n3.rate(), 1e-9):,.0f} "
+                f"ns-3's), {same.throughput() / 1e6:.2f} Mbps"
+            )
+        elif not 0.85 <= tput <= 1.15:
+            print(
+                f"WARNING: throughputs differ by more than 15% ({tput:.3f}); the two runs may not "
+                "simulate the same thing"
+            )
         rows.append((name, sl, n3, speed, tput))
         if args.profile:
             psl = run_startlab(p, dur, args.profile)
-            pn3 = run_ns3(ns, p, dur, args.profile)
+            pn3 = run_ns3(ns, p, dur, args.ns3_timeout, args.profile)
             print(f"profile ({args.profile} chunks; a separate run of each):")
-            print(f"{'sim. time s':>12}{'startlab wall s':>17}{'delivered':>11}"
-                  f"{'ns-3 wall s':>13}{'delivered':>11}")
-            for (end, w1, d1), (_, w2, d2) in zip(psl.chunks, pn3.chunks):
-                print(f"{end:12g}{w1:17.3f}{d1:11d}{w2:13.3f}{d2:11d}")
+            print(
+                f"{'sim. time s':>12}{'startlab wall s':>17}{'delivered':>11}"
+                f"{'ns-3 wall s':>13}{'delivered':>11}"
+            )
+            for i, (end, w1, d1) in enumerate(psl.chunks):
+                n3c = (
+                    f"{pn3.chunks[i][1]:13.3f}{pn3.chunks[i][2]:11d}" if i < len(pn3.chunks) else ""
+                )
+                print(f"{end:12g}{w1:17.3f}{d1:11d}{n3c}")
+            if pn3.timed_out:
+                print(f"(ns-3 profile run stopped by --ns3-timeout at {pn3.sim_s:.3f} s simulated)")
+        sys.stdout.flush()
 
     print("\nsummary (markdown):")
-    print("| scenario | simulator | wall s | delivered pkts | pkts / wall-s | throughput Mbps |")
-    print("|---|---|---:|---:|---:|---:|")
+    print(
+        "| scenario | simulator | wall s | simulated s | delivered pkts | pkts / wall-s | "
+        "throughput Mbps |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
     for name, sl, n3, speed, tput in rows:
         for label, r in (("startlab", sl), ("ns-3", n3)):
-            print(f"| {name} | {label} | {r.wall_s:.3f} | {r.delivered:,} | "
-                  f"{r.delivered / r.wall_s:,.0f} | {r.throughput(dur) / 1e6:.1f} |")
-        print(f"| {name} | **startlab / ns-3** | | | **x{speed:.1f}** | {tput:.3f} |")
+            mark = " (partial)" if r.timed_out else ""
+            print(
+                f"| {name} | {label}{mark} | {r.wall_s:.3f} | {r.sim_s:g} | {r.delivered:,} | "
+                f"{r.rate():,.0f} | {r.throughput() / 1e6:.1f} |"
+            )
+        print(f"| {name} | **startlab / ns-3** | | | | **x{speed:,.0f}** | {tput:.3f} |")
     return 0
 
 

@@ -25,12 +25,18 @@ from . import _core
 from ._core import ScenarioError, SimulationError
 from .result import Result, Traces
 
+# Imported last: compare builds on run() and _source() above (resolved at call time).
+from .compare import Comparison, compare  # noqa: E402
+
 __all__ = [
+    "Comparison",
     "Result",
     "ScenarioError",
     "SimulationError",
     "Traces",
     "__version__",
+    "algorithms",
+    "compare",
     "normalize",
     "run",
     "validate",
@@ -69,6 +75,13 @@ def _read(path: Path) -> tuple[str, str]:
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     return text, "json" if path.suffix.lower() == ".json" else "toml"
+
+
+def algorithms() -> list[dict[str, Any]]:
+    """Every startup and avoidance algorithm: name, role, one-line summary, source, and
+    parameters (name, kind, default, help), in registry order."""
+    listed: list[dict[str, Any]] = json.loads(_core.algorithms())
+    return listed
 
 
 def validate(scenario: Scenario) -> None:

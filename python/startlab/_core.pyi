@@ -20,6 +20,9 @@ def validate(text: str, format: str = "toml") -> None:
 def normalize(text: str, format: str = "toml") -> str:
     """The fully resolved scenario (every default filled in) as a JSON string."""
 
+def algorithms() -> str:
+    """The algorithm registry as JSON: a list of {name, role, summary, source, params}."""
+
 class Simulation:
     """One simulation of one scenario. Build it, advance it in chunks (so Python can show progress),
     then collect the results."""

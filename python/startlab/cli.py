@@ -6,6 +6,7 @@ as one ``error: ...`` line on stderr; 1 an internal simulator failure (``interna
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from rich.table import Table
 import startlab
 
 from ._console import stdout_console
+from .result import _records
 
 #: Per-flow columns shown by ``startlab run``: (column, heading, formatter).
 _FLOW_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
@@ -104,10 +106,32 @@ def cli() -> None:
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Write tables and plots here."
 )
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
-def run(scenario: str, as_json: bool, out: Path | None, no_progress: bool) -> None:
+@click.option(
+    "--compare",
+    "algorithms",
+    metavar="ALG,ALG,...",
+    help="Run the scenario once per startup algorithm (every flow switched to it) and compare.",
+)
+def run(
+    scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None
+) -> None:
     """Simulate SCENARIO (a TOML file) and show the results."""
+    progress = False if no_progress else None
+    if algorithms is not None:
+        names = [name.strip() for name in algorithms.split(",") if name.strip()]
+        with _naming(scenario):
+            comparison = startlab.compare(_scenario_file(scenario), names, progress=progress)
+        if as_json:
+            click.echo(json.dumps({"flows": _records(comparison.flows)}))
+        else:
+            columns = (("variant", "algorithm", str), *_FLOW_COLUMNS[:1], *_FLOW_COLUMNS[2:])
+            stdout_console().print(_table("Comparison", comparison.flows, columns))
+        if out is not None:
+            written = comparison.write(out)
+            click.echo(f"wrote {len(written)} files to {out}", err=True)
+        return
     with _naming(scenario):
-        result = startlab.run(_scenario_file(scenario), progress=False if no_progress else None)
+        result = startlab.run(_scenario_file(scenario), progress=progress)
     if as_json:
         click.echo(result.to_json())
     else:
@@ -128,6 +152,23 @@ def validate(scenario: str) -> None:
     with _naming(scenario):
         startlab.validate(_scenario_file(scenario))
     click.echo(f"ok: {scenario}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
+def algorithms(as_json: bool) -> None:
+    """List every startup and avoidance algorithm with its parameters and defaults."""
+    listed = startlab.algorithms()
+    if as_json:
+        click.echo(json.dumps(listed, indent=2))
+        return
+    table = Table(title="Algorithms")
+    for heading in ("name", "role", "summary", "parameters (default)", "source"):
+        table.add_column(heading)
+    for a in listed:
+        params = "\n".join(f"{p['name']} = {p['default']}" for p in a["params"]) or "–"
+        table.add_row(a["name"], a["role"], a["summary"], params, a["source"])
+    stdout_console().print(table)
 
 
 @cli.command()

@@ -151,7 +151,8 @@ impl Controller {
         }
     }
 
-    /// Called when a data segment is first sent; starts the first round (§0.3).
+    /// Starts the first round explicitly with `round_end_seq = snd_nxt` (§0.3), for drivers that
+    /// know where the first flight ends. Without it the first ACK fixes the first round's end.
     pub fn on_first_send(&mut self, snd_nxt: u64) {
         if self.round_end.is_none() {
             self.round_end = Some(snd_nxt);
@@ -164,13 +165,19 @@ impl Controller {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
         // §0.3: a round ends on the first ACK that covers round_end_seq.
+        // NOTE: §0.3 starts the first round "when the first data segment is sent". The initial
+        // window leaves as one burst, so the lab takes SND.NXT after that burst: the first ACK
+        // (which arrives before anything else was sent) fixes round_end_seq to its SND.NXT. Rounds
+        // then line up with flights, as Linux's and RFC 9406's do.
         let mut new_round = false;
-        if let Some(end) = self.round_end {
-            if ack.ack_seq > end {
+        match self.round_end {
+            None => self.round_end = Some(ack.snd_nxt),
+            Some(end) if ack.ack_seq > end => {
                 self.round += 1;
                 self.round_end = Some(ack.snd_nxt);
                 new_round = true;
             }
+            Some(_) => {}
         }
         if self.phase == Phase::Recovery || ack.newly_acked == 0 {
             return;
@@ -203,6 +210,10 @@ impl Controller {
                 self.leave_startup(ack.now, ExitReason::Ssthresh);
                 self.enter_ca(ack.now);
             }
+        } else if let Some(s) = self.startup.reopen(&self.view(), ack).filter(|&s| s > self.cwnd) {
+            // The startup plug-in re-opens slow start (Astart); growth resumes with the next ACK.
+            self.ssthresh = Ssthresh::Bytes(s);
+            self.phase = Phase::SlowStart;
         } else if growth_allowed {
             self.cwnd = self.avoidance.on_ack(&self.view(), ack);
         }

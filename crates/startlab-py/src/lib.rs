@@ -47,6 +47,14 @@ fn normalize(text: &str, format: &str) -> PyResult<String> {
     serde_json::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
+/// The algorithm registry as JSON: `[{name, role, summary, source, params: [...]}, ...]`.
+#[pyfunction]
+fn algorithms() -> PyResult<String> {
+    use startlab_scenario::registry::{AVOIDANCE, STARTUP};
+    let all: Vec<_> = STARTUP.iter().chain(AVOIDANCE.iter()).collect();
+    serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
 /// One simulation of one scenario.
 #[pyclass(module = "startlab._core", unsendable)]
 struct Simulation {
@@ -197,6 +205,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

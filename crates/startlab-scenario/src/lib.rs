@@ -258,6 +258,29 @@ pub enum AckSpec {
     },
 }
 
+/// CUBIC's parameters (RFC 9438, ALGORITHMS.md §9.1; defaults in [`registry::AVOIDANCE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CubicSpec {
+    /// `C`, segments/s³ (`tcp.cubic_c`, default 0.4); positive.
+    pub c: f64,
+    /// `β_cubic` (`tcp.cubic_beta`, default 0.7); between 0 and 1.
+    pub beta: f64,
+    /// RFC 9438 §4.7 fast convergence (`tcp.cubic_fast_convergence`, default true).
+    pub fast_convergence: bool,
+    /// What ssthresh after a loss is `β_cubic` times (`tcp.cubic_ssthresh_from`, default cwnd).
+    pub ssthresh_from: CubicSsthreshFrom,
+}
+
+/// The window CUBIC's ssthresh after a congestion event is computed from (ALGORITHMS.md §9.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CubicSsthreshFrom {
+    /// `"cwnd"`: Linux `bictcp_recalc_ssthresh`.
+    Cwnd,
+    /// `"flight-size"`: RFC 9438 §4.6 as written.
+    FlightSize,
+}
+
 /// TCP options of a flow.
 #[derive(Clone, Debug, Serialize)]
 pub struct TcpSpec {
@@ -265,6 +288,8 @@ pub struct TcpSpec {
     pub recovery: RecoverySpec,
     /// Avoidance algorithm name.
     pub congestion_avoidance: String,
+    /// CUBIC's parameters when `congestion_avoidance = "cubic"`, else `None`.
+    pub cubic: Option<CubicSpec>,
     /// Payload bytes per segment.
     pub mss: u64,
     /// TCP/IP header bytes added on the wire to each segment; an ACK is `header` bytes.

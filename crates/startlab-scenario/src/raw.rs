@@ -78,6 +78,10 @@ pub struct Flow {
 pub struct Tcp {
     pub recovery: Option<String>,
     pub congestion_avoidance: Option<String>,
+    pub cubic_c: Option<f64>,
+    pub cubic_beta: Option<f64>,
+    pub cubic_fast_convergence: Option<bool>,
+    pub cubic_ssthresh_from: Option<String>,
     pub mss: Option<BytesV>,
     pub header: Option<BytesV>,
     pub initial_window: Option<u64>,

@@ -57,6 +57,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         let count = f.count.unwrap_or(1);
         let tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
         let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
+        classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
             return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
@@ -317,6 +318,72 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
     Ok(StartupSpec { algorithm: info.name, params })
 }
 
+/// Value ranges and TCP settings the classic startups (lss, abc, dbc, smooth-start) need, which
+/// the registry's kinds cannot say. `t` is the flow's `startup` table as written.
+fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, s: &StartupSpec, tcp: &TcpSpec) -> R<()> {
+    let infinite = tcp.initial_ssthresh == SsthreshSpec::Infinite;
+    match s.algorithm {
+        "lss" if s.bytes("max_ssthresh") == 0 => err(format!("{p}.max_ssthresh"), "must be positive"),
+        "abc" if s.integer("l") == 0 => err(format!("{p}.l"), "must be at least 1 (L = 0 would stop slow start)"),
+        "dbc" if s.number("d_max") < 1.0 => err(format!("{p}.d_max"), format!("{} is not valid; expected a number of at least 1", s.number("d_max"))),
+        // ALGORITHMS.md §5.3 RESOLVED (d): DBC's W_th is ssthresh and must be finite.
+        "dbc" if infinite => err(format!("{p}.algorithm"), "\"dbc\" needs a finite tcp.initial_ssthresh (its W_th, e.g. the BDP)"),
+        "smooth-start" => {
+            if s.choice("preset") != "none" {
+                if let Some(key) = ["k", "d"].into_iter().find(|k| t.is_some_and(|t| t.contains_key(*k))) {
+                    return err(format!("{p}.{key}"), format!("is set by preset = {:?}; give either a preset or k and d", s.choice("preset")));
+                }
+            }
+            if s.integer("k") == 0 {
+                return err(format!("{p}.k"), "must be at least 1 (1 is slow start)");
+            }
+            if s.integer("d") > 30 {
+                return err(format!("{p}.d"), "must be at most 30 (the separator is ssthresh/2^d)");
+            }
+            // ALGORITHMS.md §6.5 / §20 item 4: an infinite ssthresh makes the separator infinite.
+            if infinite && s.choice("ssthresh_estimator") == "none" {
+                return err(
+                    format!("{p}.algorithm"),
+                    "\"smooth-start\" needs a finite tcp.initial_ssthresh or ssthresh_estimator = \"packet-pair\" (its separator is ssthresh/2^d)",
+                );
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// CUBIC's keys of the `tcp` table: refused with another avoidance algorithm, defaults as in
+/// `registry::AVOIDANCE` (checked by a test).
+fn cubic(p: &str, t: &raw::Tcp, avoidance: &str) -> R<Option<CubicSpec>> {
+    if avoidance != "cubic" {
+        let given = [
+            ("cubic_c", t.cubic_c.is_some()),
+            ("cubic_beta", t.cubic_beta.is_some()),
+            ("cubic_fast_convergence", t.cubic_fast_convergence.is_some()),
+            ("cubic_ssthresh_from", t.cubic_ssthresh_from.is_some()),
+        ];
+        return match given.iter().find(|(_, set)| *set) {
+            Some((key, _)) => err(format!("{p}.{key}"), "only applies to congestion_avoidance = \"cubic\""),
+            None => Ok(None),
+        };
+    }
+    let c = t.cubic_c.unwrap_or(0.4);
+    if !(c.is_finite() && c > 0.0) {
+        return err(format!("{p}.cubic_c"), format!("{c} is not valid; expected a positive number (segments/s³)"));
+    }
+    let beta = t.cubic_beta.unwrap_or(0.7);
+    if !(beta > 0.0 && beta < 1.0) {
+        return err(format!("{p}.cubic_beta"), format!("{beta} is not valid; expected a number between 0 and 1, both excluded"));
+    }
+    let ssthresh_from = match t.cubic_ssthresh_from.as_deref().unwrap_or("cwnd") {
+        "cwnd" => CubicSsthreshFrom::Cwnd,
+        "flight-size" => CubicSsthreshFrom::FlightSize,
+        other => return err(format!("{p}.cubic_ssthresh_from"), format!("{other:?} is not known; expected \"cwnd\" or \"flight-size\"")),
+    };
+    Ok(Some(CubicSpec { c, beta, fast_convergence: t.cubic_fast_convergence.unwrap_or(true), ssthresh_from }))
+}
+
 fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     let recovery = match t.recovery.as_deref().unwrap_or("sack") {
         "tahoe" => RecoverySpec::Tahoe,
@@ -327,8 +394,10 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     };
     let congestion_avoidance = match t.congestion_avoidance.as_deref().unwrap_or("reno") {
         "reno" => "reno".to_string(),
-        other => return err(format!("{p}.congestion_avoidance"), format!("{other:?} is not known; expected \"reno\"")),
+        "cubic" => "cubic".to_string(),
+        other => return err(format!("{p}.congestion_avoidance"), format!("{other:?} is not known; expected \"reno\" or \"cubic\"")),
     };
+    let cubic = cubic(p, &t, &congestion_avoidance)?;
     let mss = t.mss.map_or(1448, |b| b.0);
     if !(1..=65_535).contains(&mss) {
         return err(format!("{p}.mss"), "must be between 1B and 65535B");
@@ -421,6 +490,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     Ok(TcpSpec {
         recovery,
         congestion_avoidance,
+        cubic,
         mss,
         header,
         initial_window,

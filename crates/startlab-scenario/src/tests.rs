@@ -95,3 +95,47 @@ fn syntax_errors_are_one_line_with_a_position() {
     let e = refused(&EXAMPLE.replace("bottleneck_rate =", "bottleneck_rat ="));
     assert!(!e.to_string().contains('\n'), "{e}");
 }
+
+#[test]
+fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
+    let cubic = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\",");
+    let s = from_toml(&cubic).unwrap();
+    let tcp = &s.flows[0].tcp;
+    assert_eq!(tcp.congestion_avoidance, "cubic");
+    let spec = tcp.cubic.expect("cubic parameters are filled in");
+    // The defaults agree with the registry entry that documents them.
+    let info = registry::AVOIDANCE.iter().find(|a| a.name == "cubic").expect("cubic is registered");
+    let default = |name: &str| registry::default_value(info.params.iter().find(|p| p.name == name).unwrap(), 1000);
+    assert_eq!(default("cubic_c"), registry::ParamValue::Number(spec.c));
+    assert_eq!(default("cubic_beta"), registry::ParamValue::Number(spec.beta));
+    assert_eq!(default("cubic_fast_convergence"), registry::ParamValue::Bool(spec.fast_convergence));
+    assert_eq!(default("cubic_ssthresh_from"), registry::ParamValue::Choice("cwnd".into()));
+    assert_eq!(spec.ssthresh_from, CubicSsthreshFrom::Cwnd);
+    assert_eq!(from_toml(EXAMPLE).unwrap().flows[0].tcp.cubic, None, "reno has no cubic parameters");
+
+    let set = cubic.replace(
+        "congestion_avoidance = \"cubic\",",
+        "congestion_avoidance = \"cubic\", cubic_c = 1, cubic_beta = 0.5, cubic_fast_convergence = false, cubic_ssthresh_from = \"flight-size\",",
+    );
+    let spec = from_toml(&set).unwrap().flows[0].tcp.cubic.unwrap();
+    assert_eq!((spec.c, spec.beta, spec.fast_convergence, spec.ssthresh_from), (1.0, 0.5, false, CubicSsthreshFrom::FlightSize));
+
+    let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
+    assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
+    assert!(e.message.contains("\"reno\" or \"cubic\""), "{e}");
+    let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", cubic_beta = 0.8,"));
+    assert_eq!(e.path, "flows[0].tcp.cubic_beta", "a cubic key with reno is refused");
+    assert!(e.message.contains("congestion_avoidance = \"cubic\""), "{e}");
+    for (bad, path) in [
+        ("cubic_beta = 1.0", "cubic_beta"),
+        ("cubic_beta = 0", "cubic_beta"),
+        ("cubic_c = 0", "cubic_c"),
+        ("cubic_c = -0.4", "cubic_c"),
+        ("cubic_ssthresh_from = \"pipe\"", "cubic_ssthresh_from"),
+    ] {
+        let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", &format!("congestion_avoidance = \"cubic\", {bad},")));
+        assert_eq!(e.path, format!("flows[0].tcp.{path}"), "{bad}: {e}");
+    }
+    let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", "congestion_avoidance = \"cubic\", cubic_c = \"0.4\","));
+    assert_eq!(e.path, "flows[0].tcp.cubic_c", "a string is not a number: {e}");
+}

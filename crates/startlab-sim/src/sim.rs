@@ -126,7 +126,26 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
         linux_ss_clamp: spec.linux_ss_clamp,
     };
     let startup = startup_for(startup);
-    Controller::new(cfg, startup, Avoidance::Reno(Reno))
+    Controller::new(cfg, startup, avoidance_for(spec))
+}
+
+/// The avoidance plug-in a scenario names (`tcp.congestion_avoidance`, checked by the scenario).
+fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
+    use startlab_cc::avoidance::{Cubic, CubicConfig, SsthreshFrom};
+    use startlab_scenario::CubicSsthreshFrom;
+    match (spec.congestion_avoidance.as_str(), spec.cubic) {
+        ("reno", _) => Avoidance::Reno(Reno),
+        ("cubic", Some(c)) => Avoidance::Cubic(Cubic::new(CubicConfig {
+            c: c.c,
+            beta: c.beta,
+            fast_convergence: c.fast_convergence,
+            ssthresh_from: match c.ssthresh_from {
+                CubicSsthreshFrom::Cwnd => SsthreshFrom::Cwnd,
+                CubicSsthreshFrom::FlightSize => SsthreshFrom::FlightSize,
+            },
+        })),
+        (other, _) => unreachable!("the scenario accepted avoidance {other:?} but the simulator cannot build it"),
+    }
 }
 
 /// The startup plug-in a scenario names, built from its resolved parameters (one arm per
@@ -134,6 +153,60 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
 fn startup_for(spec: &StartupSpec) -> Startup {
     match spec.name() {
         "slow-start" => Startup::SlowStart(SlowStart),
+        "lss" => Startup::Lss(startlab_cc::startup::Lss::new(startlab_cc::startup::LssConfig { max_ssthresh: spec.bytes("max_ssthresh") })),
+        "abc" => Startup::Abc(startlab_cc::startup::Abc::new(startlab_cc::startup::AbcConfig { l: spec.integer("l") })),
+        "bc" => Startup::Bc(startlab_cc::startup::Bc::new()),
+        "dbc" => Startup::Dbc(startlab_cc::startup::Dbc::new(startlab_cc::startup::DbcConfig { d_max: spec.number("d_max") })),
+        "smooth-start" => Startup::SmoothStart(startlab_cc::startup::SmoothStart::new(startlab_cc::startup::SmoothStartConfig {
+            strategy: startlab_cc::startup::Strategy::named(spec.choice("preset")).unwrap_or(startlab_cc::startup::Strategy {
+                k: spec.integer("k").min(u32::MAX as u64) as u32,
+                d: spec.integer("d").min(u32::MAX as u64) as u32,
+            }),
+            counting: match spec.choice("counting") {
+                "byte" => startlab_cc::startup::Counting::Byte,
+                _ => startlab_cc::startup::Counting::Packet,
+            },
+            packet_pair: spec.choice("ssthresh_estimator") == "packet-pair",
+        })),
+        "hoe" => Startup::Hoe(startlab_cc::startup::Hoe::new()),
+        "hystart" => Startup::HyStart(startlab_cc::startup::HyStart::new(startlab_cc::startup::HyStartConfig {
+            low_ssthresh: spec.bytes("low_ssthresh") as f64,
+            n_sampling: spec.integer("n_sampling").min(u32::MAX as u64) as u32,
+            gate_low_window: spec.flag("gate_low_window"),
+        })),
+        "hystart-linux" => Startup::HyStartLinux(startlab_cc::startup::HyStartLinux::new(startlab_cc::startup::HyStartLinuxConfig {
+            detect: startlab_cc::startup::HyStartDetect::from_name(spec.choice("detect")).expect("the registry lists the choices"),
+            low_window: spec.bytes("low_window") as f64,
+            ack_delta: spec.dur("ack_delta"),
+            min_samples: spec.integer("min_samples").min(u32::MAX as u64) as u32,
+            ack_delay: spec.dur("ack_delay"),
+            paced: spec.flag("paced"),
+        })),
+        "hystart++" => Startup::HyStartPlusPlus(startlab_cc::startup::HyStartPlusPlus::new(startlab_cc::startup::HyStartPlusPlusConfig {
+            paced: spec.flag("paced"),
+            low_window_gate: spec.flag("low_window_gate"),
+        })),
+        "vegas" => Startup::Vegas(startlab_cc::startup::Vegas::new(startlab_cc::startup::VegasConfig {
+            gamma: spec.number("gamma"),
+            every_other_rtt: spec.flag("every_other_rtt"),
+            diff: match spec.choice("diff") {
+                "linux" => startlab_cc::startup::VegasDiff::Linux,
+                _ => startlab_cc::startup::VegasDiff::Paper,
+            },
+        })),
+        "packet-pair" => Startup::PacketPair(startlab_cc::startup::PacketPair::new(startlab_cc::startup::PacketPairConfig {
+            n_pp: spec.integer("n_pp").min(u32::MAX as u64) as u32,
+        })),
+        "astart" => Startup::Astart(startlab_cc::startup::Astart::new(startlab_cc::startup::AstartConfig {
+            estimator: match spec.choice("estimator") {
+                "ere" => startlab_cc::startup::AstartEstimator::Ere,
+                _ => startlab_cc::startup::AstartEstimator::Westwood,
+            },
+        })),
+        "delay-ss" => Startup::DelaySlowStart(startlab_cc::startup::DelaySlowStart::new(startlab_cc::startup::DelaySlowStartConfig {
+            tau0: spec.dur("tau0"),
+        })),
+        "search" => Startup::Search(startlab_cc::startup::Search::new(startlab_cc::startup::SearchConfig { drain: spec.flag("drain") })),
         other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
     }
 }

@@ -2,20 +2,8 @@
 //! simulator.
 
 mod common;
-use common::{flow, run, single};
+use common::{cwnd_at, flow, run, single};
 
-/// `(time, cwnd)` of flow 0 from the cwnd trace.
-fn cwnd_at(sim: &startlab_sim::Simulation, t: f64) -> f64 {
-    let r = sim.results();
-    let tr = &r.traces.cwnd;
-    let mut last = f64::NAN;
-    for i in 0..tr.time.len() {
-        if tr.time[i] <= t && tr.flow[i] == 0 {
-            last = tr.cwnd[i];
-        }
-    }
-    last
-}
 
 #[test]
 fn slow_start_reaches_ssthresh_in_ceil_log2_rounds_with_per_packet_acks() {

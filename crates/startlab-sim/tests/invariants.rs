@@ -1,5 +1,5 @@
-//! Property test: on random dumbbells (rates, delays, queues in packets or bytes, every recovery
-//! variant and receiver, handshakes, forced drops, CBR cross traffic) packets are conserved per
+//! Property test: on random dumbbells (rates, delays, queues in packets or bytes, every startup
+//! algorithm of the registry, Reno and CUBIC, every recovery variant and receiver, handshakes, forced drops, CBR cross traffic) packets are conserved per
 //! link and per flow, cumulative ACKs never go back, cwnd stays positive, time never runs back,
 //! and every finite transfer completes with the receiver holding every byte exactly once.
 
@@ -18,6 +18,8 @@ struct FlowCase {
     handshake: bool,
     drops: Vec<u64>,
     limited_transmit: bool,
+    startup: &'static str,
+    avoidance: &'static str,
 }
 
 fn flow_case() -> impl Strategy<Value = FlowCase> {
@@ -32,13 +34,18 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
         any::<bool>(),
         prop::collection::vec(1u64..200, 0..6),
         any::<bool>(),
+        prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
+        prop::sample::select(vec!["reno", "cubic"]),
     )
-        .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit)| FlowCase {
+        .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit, startup, avoidance)| FlowCase {
             recovery,
             ack,
             mss,
             iw,
-            ssthresh,
+            // Smooth-start and DBC need a finite ssthresh (refused otherwise).
+            ssthresh: if matches!(startup, "smooth-start" | "dbc") { Some(ssthresh.unwrap_or(64)) } else { ssthresh },
+            startup,
+            avoidance,
             size_pkts,
             start_ms,
             handshake,
@@ -70,9 +77,10 @@ name = "f{i}"
 start = "{}ms"
 size = "{}pkt"
 drops = {:?}
-tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", initial_window = {}, initial_ssthresh = {ss}, handshake = {}, limited_transmit = {}, rto_max = "4s" }}
+startup = {{ algorithm = "{}" }}
+tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", initial_window = {}, initial_ssthresh = {ss}, handshake = {}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}" }}
 "#,
-            f.start_ms, f.size_pkts, f.drops, f.recovery, f.ack, f.mss, f.iw, f.handshake, f.limited_transmit
+            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.iw, f.handshake, f.limited_transmit, f.avoidance
         );
     }
     if let Some(share) = cbr_share {

@@ -403,7 +403,6 @@ impl Sender {
             self.snd_max = end;
             if self.first_data.is_none() {
                 self.first_data = Some(now);
-                self.cc.on_first_send(end);
             }
         } else {
             let i = self.idx(seq);

@@ -1,7 +1,9 @@
 //! Congestion-avoidance plug-ins: linear growth after startup and the threshold after a loss.
 
+mod cubic;
 mod reno;
 
+pub use cubic::{cube_root, Cubic, CubicConfig, SsthreshFrom};
 pub use reno::Reno;
 
 use crate::{AckEvent, CcView, CongestionEvent};
@@ -11,6 +13,8 @@ use crate::{AckEvent, CcView, CongestionEvent};
 pub enum Avoidance {
     /// Reno AIMD (RFC 5681).
     Reno(Reno),
+    /// CUBIC (RFC 9438).
+    Cubic(Cubic),
 }
 
 impl Avoidance {
@@ -18,18 +22,21 @@ impl Avoidance {
     pub fn name(&self) -> &'static str {
         match self {
             Avoidance::Reno(_) => Reno::NAME,
+            Avoidance::Cubic(_) => Cubic::NAME,
         }
     }
     /// New cwnd (bytes) after an ACK in congestion avoidance.
     pub fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> f64 {
         match self {
             Avoidance::Reno(r) => r.on_ack(view, ack),
+            Avoidance::Cubic(c) => c.on_ack(view, ack),
         }
     }
     /// ssthresh (bytes) after a congestion signal; the controller floors it at 2 SMSS.
     pub fn ssthresh_after_loss(&mut self, view: &CcView, ev: &CongestionEvent) -> f64 {
         match self {
             Avoidance::Reno(r) => r.ssthresh_after_loss(view, ev),
+            Avoidance::Cubic(c) => c.ssthresh_after_loss(view, ev),
         }
     }
     /// Notification after the controller applied a congestion signal.

@@ -5,9 +5,37 @@
 //! only its private state, sees a read-only [`CcView`], and *returns* a [`StartupAction`]; it never
 //! writes cwnd or ssthresh. Time comes in with each event; plug-ins read no clock.
 
+mod hystart;
+mod hystart_linux;
+mod hystartpp;
 mod slow_start;
+mod lss;
+mod abc;
+mod bc;
+mod dbc;
+mod smooth_start;
+mod hoe;
+mod vegas;
+mod packet_pair;
+mod astart;
+mod delay_ss;
+mod search;
 
+pub use vegas::{Vegas, VegasConfig, VegasDiff};
+pub use packet_pair::{PacketPair, PacketPairConfig};
+pub use astart::{Astart, AstartConfig, AstartEstimator};
+pub use delay_ss::{DelaySlowStart, DelaySlowStartConfig};
+pub use search::{Search, SearchConfig};
+pub use hystart::{HyStart, HyStartConfig};
+pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
+pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
 pub use slow_start::SlowStart;
+pub use lss::{Lss, LssConfig};
+pub use abc::{Abc, AbcConfig};
+pub use bc::Bc;
+pub use dbc::{Dbc, DbcConfig};
+pub use smooth_start::{Counting, SmoothStart, SmoothStartConfig, Strategy};
+pub use hoe::{Hoe, PacketPairEstimator};
 
 use crate::{AckEvent, CcView, CongestionEvent, ExitReason};
 
@@ -44,12 +72,20 @@ pub trait StartupAlgorithm: std::fmt::Debug {
 
     /// A congestion signal arrived (after which the controller leaves startup).
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {}
+
+    /// An ACK in congestion avoidance (outside recovery). A threshold above cwnd re-opens slow
+    /// start with it as ssthresh (Astart: "if ssthresh_est > ssthresh: ssthresh = ssthresh_est  #
+    /// re-open slow start"); the recorded end of startup stays the first one.
+    fn reopen(&mut self, _view: &CcView, _ack: &AckEvent) -> Option<f64> {
+        None
+    }
 }
 
 macro_rules! startups {
     ($($(#[$doc:meta])* $variant:ident($ty:ty) = $name:literal,)*) => {
         /// The built-in startup algorithms.
         #[derive(Debug)]
+        #[allow(clippy::large_enum_variant, reason = "one per flow, built once; boxing buys nothing")]
         pub enum Startup {
             $($(#[$doc])* $variant($ty),)*
         }
@@ -78,6 +114,34 @@ macro_rules! startups {
 startups! {
     /// Standard slow start (RFC 5681).
     SlowStart(SlowStart) = "slow-start",
+    /// Limited Slow-Start (RFC 3742).
+    Lss(Lss) = "lss",
+    /// Appropriate Byte Counting with limit L (RFC 3465).
+    Abc(Abc) = "abc",
+    /// Uncapped byte counting in the first slow start (Barakat & Altman's BC).
+    Bc(Bc) = "bc",
+    /// Decreasing Byte Counting (Barakat & Altman §4.3).
+    Dbc(Dbc) = "dbc",
+    /// Smooth-start (Wang, Xin, Reeves & Shin).
+    SmoothStart(SmoothStart) = "smooth-start",
+    /// Slow start to Hoe's packet-pair ssthresh (ns-2 NewReno startup).
+    Hoe(Hoe) = "hoe",
+    /// Hybrid Slow Start, the paper's Algorithm 1 (Ha & Rhee 2008).
+    HyStart(HyStart) = "hystart",
+    /// Hybrid Slow Start as in Linux `tcp_cubic.c` today.
+    HyStartLinux(HyStartLinux) = "hystart-linux",
+    /// HyStart++ with Conservative Slow Start (RFC 9406).
+    HyStartPlusPlus(HyStartPlusPlus) = "hystart++",
+    /// Vegas modified slow start (Brakmo & Peterson 1995).
+    Vegas(Vegas) = "vegas",
+    /// Packet-pair slow start: a Hoe-style BDP estimate from ACK spacing.
+    PacketPair(PacketPair) = "packet-pair",
+    /// Westwood+ Adaptive Start (Wang et al. 2004).
+    Astart(Astart) = "astart",
+    /// Delay-based slow start: Limited Slow Start once queueing delay exceeds tau0 (Leith et al. 2007).
+    DelaySlowStart(DelaySlowStart) = "delay-ss",
+    /// SEARCH: exit when delivered bytes fall behind those sent one RTT earlier (draft-chung-ccwg-search).
+    Search(Search) = "search",
 }
 
 impl Startup {
@@ -88,5 +152,9 @@ impl Startup {
     /// Dispatches a congestion signal.
     pub fn on_congestion(&mut self, view: &CcView, ev: &CongestionEvent) {
         self.inner().on_congestion(view, ev)
+    }
+    /// Dispatches an ACK in congestion avoidance; `Some(ssthresh)` re-opens slow start.
+    pub fn reopen(&mut self, view: &CcView, ack: &AckEvent) -> Option<f64> {
+        self.inner().reopen(view, ack)
     }
 }

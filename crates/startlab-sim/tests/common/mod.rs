@@ -40,3 +40,16 @@ size = "{size}"
 "#
     )
 }
+
+/// cwnd of flow 0 in segments at time `t` (s): the last change at or before it, from the trace.
+pub fn cwnd_at(sim: &Simulation, t: f64) -> f64 {
+    let r = sim.results();
+    let tr = &r.traces.cwnd;
+    let last = (0..tr.time.len()).rev().find(|&i| tr.flow[i] == 0 && tr.time[i] <= t);
+    last.map_or(f64::NAN, |i| tr.cwnd[i]) / r.flows[0].mss as f64
+}
+
+/// A flow's BDP (available rate × base RTT) in segments.
+pub fn bdp_pkts(f: &FlowResult) -> f64 {
+    f.bdp.expect("the path has an available rate") / f.mss as f64
+}

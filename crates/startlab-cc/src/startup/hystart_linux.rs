@@ -1,0 +1,426 @@
+//! HyStart as Linux runs it today: `net/ipv4/tcp_cubic.c` (`hystart_update`,
+//! `bictcp_hystart_reset`, `cubictcp_acked`), µs clock; ALGORITHMS.md §8.3.
+//!
+//! The same two detectors as the paper ([`HyStart`](super::HyStart)), with the kernel's choices
+//! (ALGORITHMS.md §8.4): a µs clock; detection only while `cwnd >= hystart_low_window`; an ACK
+//! extends the train when it comes within `hystart_ack_delta_us` (≤, not <) of the previous one, and
+//! the train must *exceed* `delay_min/2`; the delay test compares the running minimum of the round
+//! (checked once `HYSTART_MIN_SAMPLES` samples were taken) with the connection's `delay_min` plus
+//! `clamp(delay_min/8, 4 ms, 16 ms)`. Rounds are reset lazily, only while the gate is open.
+//! A detection sets `ssthresh = cwnd` (exit reasons `ack-train` and `delay-increase`).
+//!
+//! Parameters (registry name `hystart-linux`; kernel module parameter in brackets):
+//! * `detect` — `"both"` (default), `"ack-train"` or `"delay"` [`hystart_detect` = 3, 1, 2];
+//! * `low_window` — default 16 segments [`hystart_low_window`];
+//! * `ack_delta` — default 2 ms [`hystart_ack_delta_us` = 2000];
+//! * `min_samples` — default 8 [`HYSTART_MIN_SAMPLES`, a constant in the kernel];
+//! * `ack_delay` — cushion added to `delay_min` in the train threshold, default 0 (the lab's
+//!   simplification); the kernel's `hystart_ack_delay()` is `min(1 ms, 4·GSO size/pacing rate)`,
+//!   i.e. 1 ms below about 262 MB/s with 64 KiB GSO, so `"1ms"` reproduces it;
+//! * `paced` — default `false`: a paced flow (`sk_pacing_status != SK_PACING_NONE`) compares the
+//!   train with the full `delay_min` instead of half of it.
+//!
+//! Growth: `tcp_slow_start` credits every newly acknowledged segment (byte counting with no cap,
+//! ALGORITHMS.md §0.4).
+
+use crate::startup::{StartupAction, StartupAlgorithm};
+use crate::{AckEvent, CcView, CongestionEvent, CongestionKind, ExitReason};
+use startlab_units::Dur;
+
+/// `HYSTART_DELAY_MIN`: the floor of the delay threshold, µs.
+pub const HYSTART_DELAY_MIN: u64 = 4_000;
+
+/// `HYSTART_DELAY_MAX`: the ceiling of the delay threshold, µs.
+pub const HYSTART_DELAY_MAX: u64 = 16_000;
+
+/// `HYSTART_MIN_SAMPLES`: samples per round before the delay test runs.
+pub const HYSTART_MIN_SAMPLES: u32 = 8;
+
+/// Which detectors run (`hystart_detect`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStartDetect {
+    /// `HYSTART_ACK_TRAIN | HYSTART_DELAY` (3), the default.
+    Both,
+    /// `HYSTART_ACK_TRAIN` (1).
+    AckTrain,
+    /// `HYSTART_DELAY` (2).
+    Delay,
+}
+
+impl HyStartDetect {
+    /// From the registry's choice: `"both"`, `"ack-train"` or `"delay"`.
+    pub fn from_name(name: &str) -> Option<HyStartDetect> {
+        match name {
+            "both" => Some(HyStartDetect::Both),
+            "ack-train" => Some(HyStartDetect::AckTrain),
+            "delay" => Some(HyStartDetect::Delay),
+            _ => None,
+        }
+    }
+    fn ack_train(self) -> bool {
+        matches!(self, HyStartDetect::Both | HyStartDetect::AckTrain)
+    }
+    fn delay(self) -> bool {
+        matches!(self, HyStartDetect::Both | HyStartDetect::Delay)
+    }
+}
+
+/// Configuration of [`HyStartLinux`], with the kernel's defaults from [`HyStartLinuxConfig::new`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HyStartLinuxConfig {
+    /// `hystart_detect`.
+    pub detect: HyStartDetect,
+    /// `hystart_low_window` in bytes: detection runs only while `cwnd >= low_window`.
+    pub low_window: f64,
+    /// `hystart_ack_delta_us`: the largest gap between two ACKs of a train.
+    pub ack_delta: Dur,
+    /// `HYSTART_MIN_SAMPLES`.
+    pub min_samples: u32,
+    /// `hystart_ack_delay()`: cushion added to `delay_min` in the train threshold (0 in the lab).
+    pub ack_delay: Dur,
+    /// The flow is paced: the train threshold is `delay_min`, not `delay_min/2`.
+    pub paced: bool,
+}
+
+impl HyStartLinuxConfig {
+    /// The kernel's defaults for segments of `mss` bytes, with the lab's `ack_delay = 0`, unpaced.
+    pub fn new(mss: u64) -> HyStartLinuxConfig {
+        HyStartLinuxConfig {
+            detect: HyStartDetect::Both,
+            low_window: 16.0 * mss as f64,
+            ack_delta: Dur::from_micros(2000),
+            min_samples: HYSTART_MIN_SAMPLES,
+            ack_delay: Dur::ZERO,
+            paced: false,
+        }
+    }
+}
+
+/// Hybrid Slow Start, current Linux variant. Times and delays in whole µs, as `tcp_mstamp`.
+#[derive(Clone, Debug)]
+pub struct HyStartLinux {
+    cfg: HyStartLinuxConfig,
+    found: bool,
+    /// `round_start`, µs.
+    round_start: u64,
+    /// `end_seq`: SND.NXT when the round was reset; `None` before the first reset.
+    end_seq: Option<u64>,
+    /// `last_ack`, µs: the last ACK of the train.
+    last_ack: u64,
+    /// `curr_rtt`, µs: running minimum of the round; `None` is "~0U".
+    curr_rtt: Option<u64>,
+    /// `sample_cnt`.
+    sample_cnt: u32,
+    /// `delay_min`, µs; `None` is the kernel's 0 ("unset").
+    delay_min: Option<u64>,
+}
+
+/// `HYSTART_DELAY_THRESH(delay_min >> 3)`: `clamp(delay_min/8, 4 ms, 16 ms)`, µs.
+pub(crate) fn delay_thresh_us(delay_min: u64) -> u64 {
+    (delay_min >> 3).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)
+}
+
+impl HyStartLinux {
+    /// `bictcp_reset` + `bictcp_hystart_reset` at connection start.
+    pub fn new(cfg: HyStartLinuxConfig) -> HyStartLinux {
+        HyStartLinux {
+            cfg,
+            found: false,
+            round_start: 0,
+            end_seq: None,
+            last_ack: 0,
+            curr_rtt: None,
+            sample_cnt: 0,
+            delay_min: None,
+        }
+    }
+
+    /// `bictcp_hystart_reset`: "round_start = last_ack = now; end_seq = snd_nxt; curr_rtt = ~0U;
+    /// sample_cnt = 0".
+    fn reset_round(&mut self, now_us: u64, snd_nxt: u64) {
+        self.round_start = now_us;
+        self.last_ack = now_us;
+        self.end_seq = Some(snd_nxt);
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+}
+
+impl StartupAlgorithm for HyStartLinux {
+    fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        let grow = StartupAction::grow(ack.newly_acked as f64);
+        // `cubictcp_acked` runs on RTT samples only: "Some calls are for duplicates without
+        // timestamps" / "if (sample->rtt_us < 0) return;".
+        let Some(sample) = ack.rtt else { return grow };
+        // "delay = sample->rtt_us; if (delay == 0) delay = 1;"
+        let delay = (sample.as_nanos() / 1_000).max(1);
+        // NOTE: the kernel ignores samples for 1 s after a CUBIC epoch starts (after a loss
+        // reduction); this plug-in only sees slow-start ACKs, where no epoch is running.
+        // "first time call or link delay decreases"
+        let delay_min = self.delay_min.map_or(delay, |d| d.min(delay));
+        self.delay_min = Some(delay_min);
+
+        // "if (!ca->found && tcp_in_slow_start(tp) && hystart &&
+        //      tcp_snd_cwnd(tp) >= hystart_low_window) hystart_update(sk, delay);"
+        if self.found || !view.ssthresh.above(view.cwnd) || view.cwnd < self.cfg.low_window {
+            return grow;
+        }
+        let now = ack.now.as_nanos() / 1_000;
+
+        // "if (after(tp->snd_una, ca->end_seq)) bictcp_hystart_reset(sk);"
+        if self.end_seq.is_none_or(|end| ack.ack_seq > end) {
+            self.reset_round(now, ack.snd_nxt);
+        }
+
+        if self.cfg.detect.ack_train() {
+            // "first detection parameter - ack-train detection"
+            if now.saturating_sub(self.last_ack) <= self.cfg.ack_delta.as_nanos() / 1_000 {
+                self.last_ack = now;
+                let mut threshold = delay_min + self.cfg.ack_delay.as_nanos() / 1_000;
+                // "Hystart ack train triggers if we get ack past ca->delay_min/2. Pacing might have
+                // delayed packets up to RTT/2 during slow start."
+                if !self.cfg.paced {
+                    threshold >>= 1;
+                }
+                if now.saturating_sub(self.round_start) > threshold {
+                    self.found = true;
+                    // NOTE: the deciding ACK adds nothing, so ssthresh is the window the detector
+                    // saw (the kernel gives that ACK a CUBIC increment, cwnd == ssthresh).
+                    return StartupAction::exit(ExitReason::AckTrain);
+                }
+            }
+        }
+
+        if self.cfg.detect.delay() {
+            // "obtain the minimum delay of more than sampling packets"
+            let curr = self.curr_rtt.map_or(delay, |c| c.min(delay));
+            self.curr_rtt = Some(curr);
+            if self.sample_cnt < self.cfg.min_samples {
+                self.sample_cnt += 1;
+            } else if curr > delay_min + delay_thresh_us(delay_min) {
+                self.found = true;
+                return StartupAction::exit(ExitReason::DelayIncrease);
+            }
+        }
+        grow
+    }
+
+    /// `bictcp_state(TCP_CA_Loss)`: an RTO resets every CUBIC variable (found, delay_min) and the
+    /// round. A fast retransmit leaves HyStart's state alone.
+    fn on_congestion(&mut self, _view: &CcView, ev: &CongestionEvent) {
+        if ev.kind == CongestionKind::Timeout {
+            // NOTE: the kernel sets end_seq to SND.NXT at the timeout; the event does not carry it,
+            // so the next gated ACK starts a round.
+            *self = HyStartLinux::new(self.cfg);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::startup::hystart::tests::{at_ms, ms, paper, Sender, MSS};
+    use crate::startup::{HyStartConfig, Startup};
+    use crate::{Phase, Ssthresh};
+    use startlab_units::Time;
+
+    fn linux(cfg: HyStartLinuxConfig) -> Startup {
+        Startup::HyStartLinux(HyStartLinux::new(cfg))
+    }
+
+    fn default_linux() -> Startup {
+        linux(HyStartLinuxConfig::new(MSS))
+    }
+
+    #[test]
+    fn the_delay_threshold_is_an_eighth_of_delay_min_clamped_to_4_and_16_ms() {
+        // ALGORITHMS.md §8.7: 2 → 4, 20 → 4, 80 → 10, 128 → 16, 200 → 16 (ms).
+        for (min, thresh) in [(2, 4), (20, 4), (80, 10), (128, 16), (200, 16)] {
+            assert_eq!(delay_thresh_us(min * 1000), thresh * 1000, "delay_min {min} ms");
+        }
+    }
+
+    #[test]
+    fn the_train_must_exceed_half_the_minimum_rtt_where_the_paper_only_reaches_it() {
+        // The timeline of the paper's ACK-train test: IW 20, RTT 100 ms, ACKs 1 ms apart; round 3
+        // (80 ACKs) starts at t=300 ms. The paper fires at t=350 ms (50 ms ≥ dMin/2); Linux needs
+        // now − round_start > 50 000 µs and fires one ACK later, at t=351 ms.
+        let mut runs = vec![];
+        for startup in [paper(HyStartConfig::new(MSS)), default_linux()] {
+            let mut s = Sender::new(startup, 20);
+            assert_eq!(s.flight_acks(at_ms(100), ms(1), |_| Some(ms(100))), None);
+            assert_eq!(s.flight_acks(at_ms(200), ms(1), |_| Some(ms(100))), None);
+            runs.push((s.flight_acks(at_ms(300), ms(1), |_| Some(ms(100))), s.exit()));
+        }
+        assert_eq!(runs[0], (Some(50), Some((ExitReason::AckTrain, 130.0))), "paper: ≥ dMin/2");
+        assert_eq!(runs[1], (Some(51), Some((ExitReason::AckTrain, 131.0))), "Linux: > delay_min/2");
+    }
+
+    #[test]
+    fn acks_exactly_two_milliseconds_apart_form_a_train_for_linux_but_not_for_the_paper() {
+        // IW 20, RTT 100 ms, ACKs 2 ms apart. Round 2 (40 ACKs from t=1000 ms): Linux's `≤ 2000 µs`
+        // keeps the train going and it passes 50 ms at the 27th ACK (52 ms); the paper's `< 2 ms`
+        // never sees a train, and the flat RTT gives it nothing else.
+        let mut l = Sender::new(default_linux(), 20);
+        let mut p = Sender::new(paper(HyStartConfig::new(MSS)), 20);
+        for s in [&mut l, &mut p] {
+            assert_eq!(s.flight_acks(at_ms(100), ms(2), |_| Some(ms(100))), None, "round 1 spans 38 ms");
+        }
+        assert_eq!(l.flight_acks(at_ms(1000), ms(2), |_| Some(ms(100))), Some(26));
+        assert_eq!(l.exit(), Some((ExitReason::AckTrain, 66.0)));
+        for round in 2..=5 {
+            assert_eq!(p.flight_acks(at_ms(1000 * round), ms(2), |_| Some(ms(100))), None);
+        }
+        assert_eq!(p.c.phase(), Phase::SlowStart);
+    }
+
+    #[test]
+    fn a_five_ms_rise_is_a_delay_increase_for_the_paper_but_not_for_linux() {
+        // RTT 80 ms in round 1, 85 ms in round 2, ACKs 3 ms apart (no trains). Paper: 85 ≥ lastRTT
+        // 80 + η 5 on the 8th sample. Linux: 85 > delay_min 80 + 10 ms is false.
+        let mut p = Sender::new(paper(HyStartConfig::new(MSS)), 20);
+        let mut l = Sender::new(default_linux(), 20);
+        for s in [&mut p, &mut l] {
+            assert_eq!(s.flight_acks(at_ms(100), ms(3), |_| Some(ms(80))), None);
+        }
+        assert_eq!(p.flight_acks(at_ms(300), ms(3), |_| Some(ms(85))), Some(7));
+        assert_eq!(p.exit(), Some((ExitReason::DelayIncrease, 47.0)));
+        assert_eq!(l.flight_acks(at_ms(300), ms(3), |_| Some(ms(85))), None);
+    }
+
+    #[test]
+    fn a_slow_rise_trips_linux_against_delay_min_but_never_the_paper_against_the_last_round() {
+        // RTT 80, 83, 86, 89, 92 ms in rounds 1-5 (3 ms a round), ACKs 3 ms apart. The paper's
+        // baseline is the previous round (+3 < η = 5 or 6 every round); Linux's is delay_min = 80 ms:
+        // round 5's 92 ms > 90 ms on its 9th sample (the first tested after 8), at cwnd 320 + 8.
+        let mut p = Sender::new(paper(HyStartConfig::new(MSS)), 20);
+        let mut l = Sender::new(default_linux(), 20);
+        for round in 0..4 {
+            let rtt = ms(80 + 3 * round);
+            for s in [&mut p, &mut l] {
+                assert_eq!(s.flight_acks(at_ms(1000 * (round + 1)), ms(3), |_| Some(rtt)), None, "round {}", round + 1);
+            }
+        }
+        assert_eq!(l.flight_acks(at_ms(5000), ms(3), |_| Some(ms(92))), Some(8));
+        assert_eq!(l.exit(), Some((ExitReason::DelayIncrease, 328.0)));
+        assert_eq!(p.flight_acks(at_ms(5000), ms(3), |_| Some(ms(92))), None);
+    }
+
+    #[test]
+    fn linux_keeps_a_running_minimum_and_a_late_low_sample_saves_the_round() {
+        // Round 1 at 80 ms (delay_min 80, threshold 90 ms). Round 2: eight samples at 100 ms, then
+        // 85 ms: the running minimum drops to 85 before the first test, and nothing fires. The paper
+        // takes the first eight only and fires on the 8th.
+        let rtt = |i: u64| Some(ms(if i < 8 { 100 } else { 85 }));
+        let mut l = Sender::new(default_linux(), 20);
+        let mut p = Sender::new(paper(HyStartConfig::new(MSS)), 20);
+        for s in [&mut l, &mut p] {
+            assert_eq!(s.flight_acks(at_ms(100), ms(3), |_| Some(ms(80))), None);
+        }
+        assert_eq!(l.flight_acks(at_ms(300), ms(3), rtt), None, "Linux: min(100, 85) = 85 ≤ 90");
+        assert_eq!(p.flight_acks(at_ms(300), ms(3), rtt), Some(7), "paper: min of the first 8 = 100 ≥ 85");
+        // Same round with the 9th sample at 95 ms: Linux's first test sees 95 > 90.
+        let mut l = Sender::new(default_linux(), 20);
+        assert_eq!(l.flight_acks(at_ms(100), ms(3), |_| Some(ms(80))), None);
+        assert_eq!(l.flight_acks(at_ms(300), ms(3), |i| Some(ms(if i < 8 { 100 } else { 95 }))), Some(8));
+    }
+
+    #[test]
+    fn the_gate_opens_at_sixteen_segments_and_the_lazy_reset_starts_rounds_mid_flight() {
+        // IW 10, RTT 20 ms (train threshold 10 ms), ACKs 1 ms apart, one per segment.
+        let mut s = Sender::new(default_linux(), 10);
+        // Flight 1, t=20..29 ms, cwnd 10 → 20: the ACKs at cwnd 10..15 are not looked at; the ACK at
+        // t=26 ms (cwnd 16, ≥ 16) opens the gate and resets the round there (end_seq = SND.NXT =
+        // segment 22). The train t=26..29 spans 3 ms.
+        assert_eq!(s.flight_acks(at_ms(20), ms(1), |_| Some(ms(20))), None);
+        // Flight 2, t=40..59 ms: its first ACK is 11 ms after last_ack, so no train; the ACK of
+        // segment 23 (t=52 ms) passes end_seq and starts Linux's next round (end_seq = segment 54).
+        // The train t=52..59 spans 7 ms.
+        assert_eq!(s.flight_acks(at_ms(40), ms(1), |_| Some(ms(20))), None);
+        // Flight 3, t=100..139 ms: the round starts at the ACK of segment 55 (t=124 ms) and passes
+        // 10 ms at t=135 ms, the 36th ACK of the flight, cwnd 40 + 35.
+        assert_eq!(s.flight_acks(at_ms(100), ms(1), |_| Some(ms(20))), Some(35));
+        assert_eq!(s.exit(), Some((ExitReason::AckTrain, 75.0)));
+        // The paper's rounds follow the flights (§0.3): flight 2's round starts at its first ACK
+        // (t=40 ms, cwnd 20 > 16) and its train reaches 10 ms at t=50 ms, a whole round earlier.
+        let mut p = Sender::new(paper(HyStartConfig::new(MSS)), 10);
+        assert_eq!(p.flight_acks(at_ms(20), ms(1), |_| Some(ms(20))), None);
+        assert_eq!(p.flight_acks(at_ms(40), ms(1), |_| Some(ms(20))), Some(10));
+    }
+
+    #[test]
+    fn the_detect_choice_switches_each_detector_off() {
+        let train_only = HyStartLinuxConfig { detect: HyStartDetect::AckTrain, ..HyStartLinuxConfig::new(MSS) };
+        let delay_only = HyStartLinuxConfig { detect: HyStartDetect::Delay, ..HyStartLinuxConfig::new(MSS) };
+        // A train timeline (flat RTT, 1 ms spacing): only a train detector fires.
+        let train = |cfg| {
+            let mut s = Sender::new(linux(cfg), 20);
+            s.flight_acks(at_ms(100), ms(1), |_| Some(ms(40)));
+            s.flight_acks(at_ms(200), ms(1), |_| Some(ms(40)));
+            s.exit()
+        };
+        assert_eq!(train(train_only), Some((ExitReason::AckTrain, 61.0)), "round 2 passes 20 ms at its 22nd ACK");
+        assert_eq!(train(delay_only), None);
+        // A delay timeline (3 ms spacing, 80 → 100 ms): only a delay detector fires.
+        let delay = |cfg| {
+            let mut s = Sender::new(linux(cfg), 20);
+            s.flight_acks(at_ms(100), ms(3), |_| Some(ms(80)));
+            s.flight_acks(at_ms(300), ms(3), |_| Some(ms(100)));
+            s.exit()
+        };
+        assert_eq!(delay(delay_only), Some((ExitReason::DelayIncrease, 48.0)), "the 9th sample of round 2");
+        assert_eq!(delay(train_only), None);
+    }
+
+    #[test]
+    fn a_paced_flow_needs_a_train_of_the_whole_minimum_rtt_and_the_cushion_adds_to_it() {
+        // RTT 40 ms, ACKs 1 ms apart, IW 20; round 2 has 40 ACKs from t=200 ms, round 3 80 from t=300.
+        let exit_at = |cfg: HyStartLinuxConfig| {
+            let mut s = Sender::new(linux(cfg), 20);
+            let mut fired = vec![];
+            for start in [100, 200, 300] {
+                let f = s.flight_acks(at_ms(start), ms(1), |_| Some(ms(40)));
+                fired.push(f);
+                if f.is_some() {
+                    break;
+                }
+            }
+            (fired, s.exit())
+        };
+        let base = HyStartLinuxConfig::new(MSS);
+        // Unpaced: > 20 ms at the 22nd ACK of round 2.
+        assert_eq!(exit_at(base).0, vec![None, Some(21)]);
+        // With the kernel's 1 ms cushion: > 20.5 ms, still the 22nd ACK (21 ms).
+        assert_eq!(exit_at(HyStartLinuxConfig { ack_delay: ms(1), ..base }).0, vec![None, Some(21)]);
+        // Paced: > 40 ms: round 2 spans 39 ms, round 3 passes at its 42nd ACK.
+        assert_eq!(exit_at(HyStartLinuxConfig { paced: true, ..base }), (vec![None, None, Some(41)], Some((ExitReason::AckTrain, 121.0))));
+    }
+
+    #[test]
+    fn a_timeout_resets_found_and_delay_min() {
+        let mut h = HyStartLinux::new(HyStartLinuxConfig::new(MSS));
+        let view = CcView { cwnd: 40.0 * MSS as f64, ssthresh: Ssthresh::Infinite, mss: MSS, round: 3, min_rtt: None, new_round: false };
+        let ack = |us: u64| AckEvent {
+            now: Time(us * 1000),
+            newly_acked: MSS,
+            ack_seq: us,
+            snd_nxt: 1_000_000,
+            rtt: Some(ms(20)),
+            flight_size: 40 * MSS,
+            cwnd_limited: true,
+            acked_segments: 1,
+            timer_triggered: false,
+            delivered: us,
+            rate_sample: None,
+        };
+        // t=100 ms: the first ACK resets the round; ACKs every 500 µs; > 10 ms at t=110.5 ms.
+        for k in 0..21 {
+            assert_eq!(h.on_ack(&view, &ack(100_000 + 500 * k)).exit, None, "k={k}");
+        }
+        assert_eq!(h.on_ack(&view, &ack(110_500)).exit, Some(ExitReason::AckTrain));
+        h.on_congestion(&view, &CongestionEvent { now: at_ms(300), kind: CongestionKind::FastRetransmit, flight_size: 0, enter_recovery: true });
+        assert!(h.found, "a fast retransmit leaves found");
+        h.on_congestion(&view, &CongestionEvent { now: at_ms(900), kind: CongestionKind::Timeout, flight_size: 0, enter_recovery: false });
+        assert!(!h.found && h.delay_min.is_none() && h.end_seq.is_none(), "TCP_CA_Loss resets everything");
+    }
+}

@@ -1,0 +1,91 @@
+//! HyStart (paper), HyStart as in Linux, and HyStart++ on the paper's comparison setup ([HyStart]
+//! §IV-A, Fig. 2; ALGORITHMS.md §8.7), scaled for CI: 100 Mb/s, RTT 106 ms, a drop-tail buffer of
+//! one BDP (883 packets of 1500 B on the wire: 1448 B payload + 52 B header), one flow with
+//! infinite initial ssthresh and an ACK per segment, four seconds.
+
+mod common;
+use common::{bdp_pkts, flow, run, single};
+use startlab_sim::FlowResult;
+
+const TCP: &str = r#"recovery = "sack", mss = "1448B", header = "52B", initial_ssthresh = "infinite", ack = "every-packet""#;
+
+/// One flow on the 100 Mb/s, 106 ms path with a `queue`-packet buffer, for `duration`, with
+/// startup `startup` (an inline table body); returns the simulation for traces.
+fn path(startup: &str, queue: &str, duration: &str) -> startlab_sim::Simulation {
+    run(&single("100Mbps", "106ms", queue, TCP, "infinite", duration, &format!("startup = {{ {startup} }}")))
+}
+
+/// The comparison setup: a one-BDP buffer, four seconds.
+fn comparison(startup: &str) -> FlowResult {
+    flow(&path(startup, "883pkt", "4s"), 0)
+}
+
+
+/// Checks an early exit near the BDP without a loss in startup.
+fn assert_exits_near_the_bdp(name: &str, f: &FlowResult, reasons: &[&str]) {
+    assert!(reasons.contains(&f.exit_reason.as_str()), "{name}: exit reason {} not in {reasons:?}", f.exit_reason);
+    let overshoot = f.overshoot.expect("startup ended");
+    assert!((0.8..=2.0).contains(&overshoot), "{name}: exit cwnd {:?} pkts is {overshoot:.2} BDP; expected within a factor 2", f.exit_cwnd_pkts);
+    assert_eq!(f.su_loss, Some(0.0), "{name}: no loss during startup");
+    assert_eq!((f.drops, f.timeouts), (0, 0), "{name}: no drop and no timeout in the whole run");
+}
+
+#[test]
+fn slow_start_loses_about_a_bdp_of_packets_in_one_round() {
+    // Measured: exit by loss at cwnd 3535 (3.9 BDP), 1769 drops (1.9 BDP of 916); 884 of them in
+    // the first base RTT after the first drop and 883 in the second: with a full buffer a round
+    // lasts two base RTTs.
+    let sim = path(r#"algorithm = "slow-start""#, "883pkt", "4s");
+    let f = flow(&sim, 0);
+    assert_eq!(f.exit_reason, "loss");
+    let bdp = bdp_pkts(&f);
+    assert!((0.5 * bdp..=2.5 * bdp).contains(&(f.drops as f64)), "{} drops; expected on the order of a BDP ({bdp:.0})", f.drops);
+    let r = sim.results();
+    let t = &r.traces.seq;
+    let drops: Vec<f64> = (0..t.time.len()).filter(|&i| t.event[i] == startlab_sim::trace::SEQ_DROPPED).map(|i| t.time[i]).collect();
+    let within = drops.iter().filter(|&&x| x - drops[0] < 2.2 * f.base_rtt).count();
+    assert!(within as f64 >= 0.95 * drops.len() as f64, "{within} of {} drops within one round (2 base RTTs) of the first", drops.len());
+}
+
+#[test]
+fn paper_hystart_leaves_slow_start_near_the_bdp_on_the_ack_train() {
+    // Measured: ack-train at cwnd 1459 (1.59 BDP) at 1.04 s, no drop.
+    let f = comparison(r#"algorithm = "hystart""#);
+    assert_exits_near_the_bdp("hystart", &f, &["ack-train"]);
+}
+
+#[test]
+fn linux_hystart_leaves_slow_start_near_the_bdp() {
+    // Measured: delay-increase at cwnd 1032 (1.13 BDP) at 0.99 s, no drop. Linux's rounds start
+    // where cwnd first reached 16 (its lazy reset), partway into a flight, so the first samples of
+    // a round already see the queue the flight builds.
+    let f = comparison(r#"algorithm = "hystart-linux""#);
+    assert_exits_near_the_bdp("hystart-linux", &f, &["ack-train", "delay-increase"]);
+    // With only the ACK-train detector it still leaves near the BDP (measured: cwnd 1467, 1.60 BDP).
+    let f = comparison(r#"algorithm = "hystart-linux", detect = "ack-train""#);
+    assert_exits_near_the_bdp("hystart-linux (ack-train only)", &f, &["ack-train"]);
+}
+
+#[test]
+fn hystartpp_sees_the_delay_rise_but_css_overruns_a_one_bdp_buffer() {
+    // Measured: CSS entered at cwnd 1031 (RTT 121 ms over a 106 ms round), left again in the same
+    // round when a sample of 106 ms came (the exit was "spurious"), entered again at 1676, and
+    // CSS's ×1.25 a round met the full buffer before its fifth round: exit by loss at cwnd 2210
+    // (2.4 BDP) with 442 drops, a quarter of slow start's 1769.
+    let hspp = comparison(r#"algorithm = "hystart++""#);
+    let ss = comparison(r#"algorithm = "slow-start""#);
+    assert!(hspp.drops < ss.drops, "HyStart++ drops {} < slow start {}", hspp.drops, ss.drops);
+    assert!(hspp.exit_cwnd_pkts < ss.exit_cwnd_pkts, "HyStart++ exits below slow start's window");
+}
+
+#[test]
+fn hystartpp_finishes_its_css_rounds_without_a_loss_when_the_buffer_is_deep() {
+    // Ten BDPs of buffer: CSS runs its five rounds and hands over with ssthresh = cwnd.
+    // Measured: css-done at cwnd 5108 (5.6 BDP) at 2.77 s, no drop; slow start on the same path
+    // loses 10885 packets.
+    let f = flow(&path(r#"algorithm = "hystart++""#, "10000pkt", "6s"), 0);
+    assert_eq!(f.exit_reason, "css-done");
+    assert_eq!(f.drops, 0, "CSS grows by a quarter per round: no overflow of 10 BDP");
+    let overshoot = f.overshoot.unwrap();
+    assert!((1.0..=15.0).contains(&overshoot), "exit at {overshoot:.2} BDP: CSS probes past the BDP, far below slow start's 24");
+}

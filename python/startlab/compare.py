@@ -1,0 +1,105 @@
+"""Side-by-side runs of one scenario under several startup algorithms.
+
+``startlab.compare(scenario, ["slow-start", "hystart"])`` runs the scenario once per algorithm,
+each time with every flow's ``startup`` replaced by that algorithm (its defaults), and gathers one
+comparison table and overlaid cwnd plots. The runs are independent: the algorithms do not share
+the network (for competing flows, name them on separate ``[[flows]]`` of one scenario instead).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from . import plot
+from .result import Result, _save
+
+
+class Comparison:
+    """The results of one scenario under several startup algorithms."""
+
+    def __init__(self, results: Mapping[str, Result]) -> None:
+        #: One result per algorithm, in the order given.
+        self.results: dict[str, Result] = dict(results)
+        frames = []
+        for name, result in self.results.items():
+            frame = result.flows.copy()
+            frame.insert(0, "variant", name)
+            frames.append(frame)
+        #: Every flow of every run, with the algorithm in column ``variant``.
+        self.flows: pd.DataFrame = pd.concat(frames, ignore_index=True)
+
+    def __repr__(self) -> str:
+        return f"Comparison({', '.join(self.results)})"
+
+    def plot_cwnd(self) -> Figure:
+        """cwnd of every flow of every run on one axes, labelled ``algorithm: flow``."""
+        traces, flows = [], []
+        for name, result in self.results.items():
+            trace = result.traces.cwnd.copy()
+            trace["flow"] = f"{name}: " + trace["flow"].astype(str)
+            traces.append(trace)
+            frame = result.flows[["flow", "mss"]].copy()
+            frame["flow"] = f"{name}: " + frame["flow"].astype(str)
+            flows.append(frame)
+        trace = pd.concat(traces, ignore_index=True)
+        labels = list(pd.concat(flows)["flow"])
+        trace["flow"] = pd.Categorical(trace["flow"], categories=labels)
+        return plot.cwnd(trace, pd.concat(flows, ignore_index=True))
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write the comparison table (Parquet, CSV) and the overlaid cwnd plot (PNG, SVG)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.flows.to_parquet(out / "compare.parquet", index=False)
+        self.flows.to_csv(out / "compare.csv", index=False)
+        written = [out / "compare.parquet", out / "compare.csv"]
+        return written + _save(self.plot_cwnd(), out / "compare_cwnd")
+
+
+def with_startup(scenario: Mapping[str, Any], algorithm: str) -> dict[str, Any]:
+    """A copy of a scenario document with every flow's startup set to ``algorithm``."""
+    document = copy.deepcopy(dict(scenario))
+    for flow in document.get("flows", []):
+        flow["startup"] = {"algorithm": algorithm}
+    return document
+
+
+def document(scenario: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """A scenario as a document (dict): from a mapping, a TOML/JSON file, or TOML text."""
+    from . import ScenarioError, _source
+
+    if isinstance(scenario, Mapping):
+        return dict(scenario)
+    text, fmt = _source(scenario)
+    try:
+        return json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        raise ScenarioError(f"not valid {fmt.upper()}: {e}") from None
+
+
+def compare(
+    scenario: str | Path | Mapping[str, Any],
+    algorithms: Sequence[str],
+    *,
+    progress: bool | None = None,
+) -> Comparison:
+    """Run ``scenario`` once per startup algorithm (every flow switched to it)."""
+    from . import ScenarioError, run
+
+    if not algorithms:
+        raise ScenarioError("compare needs at least one startup algorithm")
+    twice = sorted({name for name in algorithms if list(algorithms).count(name) > 1})
+    if twice:
+        raise ScenarioError(f"compare: {', '.join(twice)} named more than once")
+    doc = document(scenario)
+    if not doc.get("flows"):
+        raise ScenarioError("flows: compare needs a scenario with at least one [[flows]]")
+    return Comparison({name: run(with_startup(doc, name), progress=progress) for name in algorithms})

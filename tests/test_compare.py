@@ -1,0 +1,79 @@
+"""Side-by-side comparison of startup algorithms, and the algorithm registry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+import startlab
+
+PATH = """\
+seed = 1
+duration = "3s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+rtt = "40ms"
+access_rate = "100Mbps"
+queue = { kind = "droptail", limit = "30pkt" }
+[[flows]]
+name = "f"
+size = "300KB"
+tcp = { mss = "1000B", ack = "every-packet", initial_ssthresh = "64pkt" }
+"""
+
+
+def test_the_registry_lists_every_algorithm_with_parameters_and_defaults() -> None:
+    listed = startlab.algorithms()
+    names = {a["name"] for a in listed}
+    assert {"slow-start", "reno"} <= names
+    for a in listed:
+        assert a["role"] in ("startup", "avoidance") and a["summary"] and a["source"]
+        for p in a["params"]:
+            assert {"name", "kind", "default", "help"} <= set(p)
+
+
+def test_compare_runs_each_algorithm_on_its_own_copy_of_the_scenario() -> None:
+    names = [a["name"] for a in startlab.algorithms() if a["role"] == "startup"][:3]
+    comparison = startlab.compare(PATH, names, progress=False)
+    assert list(comparison.flows["variant"]) == names
+    assert list(comparison.flows["startup"]) == names, "each run used the algorithm it is labelled with"
+    assert isinstance(comparison.plot_cwnd(), Figure)
+
+
+def test_an_unknown_algorithm_in_compare_is_a_scenario_error() -> None:
+    try:
+        startlab.compare(PATH, ["slow-start", "warp-speed"], progress=False)
+    except startlab.ScenarioError as e:
+        assert "warp-speed" in str(e) and "flows[0].startup.algorithm" in str(e)
+    else:
+        raise AssertionError("an unknown algorithm must be refused")
+
+
+def test_cli_compare_prints_one_table_and_writes_the_overlay(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(PATH, encoding="utf-8")
+    cli = [sys.executable, "-m", "startlab.cli"]
+    done = subprocess.run(
+        [*cli, "run", str(scenario), "--compare", "slow-start,hystart", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    rows = json.loads(done.stdout)["flows"]
+    assert [(r["variant"], r["startup"]) for r in rows] == [
+        ("slow-start", "slow-start"),
+        ("hystart", "hystart"),
+    ]
+    twice = subprocess.run(
+        [*cli, "run", str(scenario), "--compare", "lss,lss"], capture_output=True, text=True
+    )
+    assert twice.returncode == 2 and "lss named more than once" in twice.stderr
+    out = tmp_path / "out"
+    subprocess.run([*cli, "run", str(scenario), "--compare", "slow-start", "--out", str(out)],
+                   capture_output=True, text=True, check=True)
+    assert {"compare.csv", "compare.parquet", "compare_cwnd.png", "compare_cwnd.svg"} <= {p.name for p in out.iterdir()}
+    listing = subprocess.run([*cli, "algorithms"], capture_output=True, text=True, check=True)
+    assert "slow-start" in listing.stdout
