@@ -187,7 +187,15 @@ impl Controller {
             let view = CcView { new_round, ..self.view() };
             let action = self.startup.on_ack(&view, ack);
             if growth_allowed {
-                self.cwnd += action.increase;
+                let grown = self.cwnd + action.increase;
+                self.cwnd = match self.ssthresh {
+                    // NOTE: RFC 5681 does not clamp at ssthresh because its increase is at most one
+                    // SMSS. Byte-counting plug-ins may add a whole cumulative jump (after a hole is
+                    // repaired, one ACK can cover hundreds of segments), so crossing ssthresh is
+                    // limited to what one SMSS would add; Linux's tcp_slow_start clamps likewise.
+                    Ssthresh::Bytes(s) if grown > s => s.max(self.cwnd + action.increase.min(self.cfg.mss as f64)),
+                    _ => grown,
+                };
             }
             if let Some(w) = action.set_cwnd {
                 self.cwnd = w.max(self.cfg.mss as f64);
@@ -392,6 +400,27 @@ mod tests {
         c.on_congestion(&CongestionEvent { now: Time(9), kind: CongestionKind::Timeout, flight_size: 10 * MSS, enter_recovery: false });
         assert_eq!(c.startup_exit().unwrap().reason, ExitReason::Loss, "the exit is written once");
         assert_eq!(c.cwnd(), MSS as f64);
+    }
+
+    #[test]
+    fn a_cumulative_jump_cannot_carry_byte_counting_past_ssthresh() {
+        // ssthresh 36 segments, cwnd 2: one ACK covers 500 segments (as after a repaired hole).
+        // Uncapped byte counting would add all of them; the window stops at ssthresh.
+        let mut c = Controller::new(
+            CcConfig {
+                mss: MSS,
+                initial_window: 2 * MSS,
+                initial_ssthresh: Ssthresh::Bytes(36.0 * MSS as f64),
+                loss_window: MSS,
+                cwnd_validation: false,
+                linux_ss_clamp: false,
+            },
+            Startup::Bc(crate::startup::Bc::new()),
+            Avoidance::Reno(Reno),
+        );
+        c.on_ack(&ack(2, 500 * MSS, 500 * MSS));
+        assert_eq!(c.cwnd(), 36.0 * MSS as f64, "slow start ends at ssthresh, not 500 segments later");
+        assert_eq!(c.phase(), Phase::CongestionAvoidance);
     }
 
     #[test]
