@@ -76,6 +76,8 @@ pub struct Controller {
     round: u64,
     round_end: Option<u64>,
     min_rtt: Option<Dur>,
+    /// Pacing rate a startup plug-in asked for (bytes/s), until startup ends.
+    startup_pacing: Option<f64>,
 }
 
 impl Controller {
@@ -92,6 +94,7 @@ impl Controller {
             round: 0,
             round_end: None,
             min_rtt: None,
+            startup_pacing: None,
             cfg,
         };
         if !c.ssthresh.above(c.cwnd) {
@@ -138,6 +141,10 @@ impl Controller {
     /// Rounds completed (§0.3).
     pub fn round(&self) -> u64 {
         self.round
+    }
+    /// The pacing rate the startup plug-in set (bytes of payload per second), while in startup.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.startup_pacing
     }
 
     fn view(&self) -> CcView {
@@ -196,6 +203,9 @@ impl Controller {
                     Ssthresh::Bytes(s) if grown > s => s.max(self.cwnd + action.increase.min(self.cfg.mss as f64)),
                     _ => grown,
                 };
+            }
+            if let Some(rate) = action.pacing_rate {
+                self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
             }
             if let Some(w) = action.set_cwnd {
                 self.cwnd = w.max(self.cfg.mss as f64);
@@ -300,6 +310,7 @@ impl Controller {
     }
 
     fn leave_startup(&mut self, now: Time, reason: ExitReason) {
+        self.startup_pacing = None;
         if self.exit.is_none() {
             self.exit = Some(StartupExit { time: now, reason, cwnd: self.cwnd });
         }

@@ -304,6 +304,8 @@ pub struct TcpSpec {
     pub rwnd: Option<u64>,
     /// Three-way handshake before data.
     pub handshake: bool,
+    /// Pace every transmission (Linux-like rate, ALGORITHMS.md §0.6).
+    pub pacing: bool,
     /// RTO rule: true = Linux (floor on the variance term), false = RFC 6298 (floor on the RTO).
     pub rto_linux: bool,
     /// RTO floor.

@@ -91,6 +91,7 @@ pub struct Tcp {
     pub quickack_segments: Option<u64>,
     pub rwnd: Option<Amount>,
     pub handshake: Option<bool>,
+    pub pacing: Option<bool>,
     pub rto_policy: Option<String>,
     pub rto_min: Option<DurV>,
     pub rto_initial: Option<DurV>,

@@ -498,6 +498,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         ack,
         rwnd,
         handshake: t.handshake.unwrap_or(false),
+        pacing: t.pacing.unwrap_or(false),
         rto_linux,
         rto_min,
         rto_initial,

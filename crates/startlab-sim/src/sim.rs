@@ -302,6 +302,7 @@ impl Simulation {
                     dupthresh: t.dupthresh as u32,
                     handshake: t.handshake,
                     newreno_impatient: t.newreno_impatient,
+                    pacing: t.pacing,
                 },
                 cc_for(t, &f.startup),
             );

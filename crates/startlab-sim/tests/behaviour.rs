@@ -253,3 +253,18 @@ size = "10pkt"
     distinct.dedup();
     assert_eq!(distinct.len(), 4, "each flow has its own stream");
 }
+
+#[test]
+fn pacing_removes_the_senders_bursts_from_the_access_queue() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/paced-start-default.toml")).unwrap();
+    let text = text.replace("duration = \"50s\"", "duration = \"10s\"");
+    let access_max = |text: &str| {
+        let sim = run(text);
+        let r = sim.results();
+        r.links.iter().find(|l| l.link.starts_with("access-s0:s0")).unwrap().max_queue
+    };
+    let bursty = access_max(&text);
+    let paced = access_max(&text.replace("ack = \"every-packet\"", "ack = \"every-packet\", pacing = true"));
+    assert!(bursty > 20, "recovery's bursts queue at the sender's 1 Gbps access link: {bursty}");
+    assert!(paced <= 2, "a paced sender never builds a queue at its own access link: {paced}");
+}

@@ -78,9 +78,9 @@ start = "{}ms"
 size = "{}pkt"
 drops = {:?}
 startup = {{ algorithm = "{}" }}
-tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", initial_window = {}, initial_ssthresh = {ss}, handshake = {}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}" }}
+tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", initial_window = {}, initial_ssthresh = {ss}, handshake = {}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}", pacing = {} }}
 "#,
-            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.iw, f.handshake, f.limited_transmit, f.avoidance
+            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.iw, f.handshake, f.limited_transmit, f.avoidance, f.handshake ^ f.limited_transmit
         );
     }
     if let Some(share) = cbr_share {

@@ -54,6 +54,9 @@ pub struct SenderConfig {
     /// RFC 6582 §4.1 "Impatient" timer: restart the RTO only on the first partial ACK (default);
     /// false is "Slow-but-Steady" (restart on every partial ACK).
     pub newreno_impatient: bool,
+    /// Always pace (ALGORITHMS.md §0.6 Linux-like: `ratio·cwnd/srtt`, ratio 2 while
+    /// `cwnd < ssthresh/2`, else 1.2). A startup plug-in's own rate takes precedence.
+    pub pacing: bool,
 }
 
 /// What kind of segment the sender emits.
@@ -147,6 +150,10 @@ pub struct Sender {
     lt_sent: u64,
     partial_acks: u32,
     rto_deadline: Option<Time>,
+    /// Earliest departure of the next data segment under pacing (§0.6 `next_send_time`).
+    next_send: Time,
+    /// Transmission is held by the pacer until this time.
+    pacing_wait: Option<Time>,
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
     started: bool,
@@ -186,6 +193,8 @@ impl Sender {
             lt_sent: 0,
             partial_acks: 0,
             rto_deadline: None,
+            next_send: Time::ZERO,
+            pacing_wait: None,
             timeout_streak: 0,
             started: false,
             delivered: 0,
@@ -237,9 +246,24 @@ impl Sender {
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }
-    /// The retransmission-timer deadline.
+    /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
+    /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        match (self.rto_deadline, self.pacing_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The pacing rate in force (bytes of payload per second), if any: the startup plug-in's, or
+    /// with `pacing` on, Linux's default `ratio·cwnd/srtt` once an RTT sample exists.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.cc.pacing_rate().or_else(|| {
+            let srtt = self.rtt.srtt()?.as_secs_f64();
+            let cwnd = self.cc.cwnd();
+            let early = self.cc.ssthresh().above(2.0 * cwnd);
+            (self.cfg.pacing && srtt > 0.0).then(|| if early { 2.0 } else { 1.2 } * cwnd / srtt)
+        })
     }
 
     /// Opens the connection (the application has data from now on).
@@ -285,6 +309,11 @@ impl Sender {
             }
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
+        }
+        // §0.6: "A segment may leave only if now >= next_send_time and the window allows it."
+        if now < self.next_send && self.pacing_rate().is_some() {
+            self.pacing_wait = Some(self.next_send);
+            return None;
         }
         if let Some(seq) = self.rtx_pending.take() {
             if seq >= self.snd_una && seq < self.snd_max {
@@ -384,6 +413,10 @@ impl Sender {
 
     fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
         let len = self.seg_len(seq);
+        if let Some(rate) = self.pacing_rate() {
+            // §0.6: next_send_time = max(next_send_time, t) + size / rate (payload bytes).
+            self.next_send = self.next_send.max(now) + Dur::from_secs_f64(len as f64 / rate);
+        }
         let end = seq + len as u64;
         if end > self.snd_max {
             debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
@@ -734,6 +767,10 @@ impl Sender {
 
     /// The retransmission timer fired at `now` (the driver calls this at `next_timeout()`).
     pub fn on_timer(&mut self, now: Time) {
+        if self.pacing_wait.is_some_and(|t| t <= now) {
+            // The pacer releases the sender; the driver polls for segments next.
+            self.pacing_wait = None;
+        }
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,

@@ -13,6 +13,10 @@ fn ms(t: u64) -> Time {
 }
 
 fn sender(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool) -> Sender {
+    sender_with(recovery, cwnd_pkts, limited_transmit, false)
+}
+
+fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool) -> Sender {
     let cc = Controller::new(
         CcConfig {
             mss: MSS,
@@ -36,6 +40,7 @@ fn sender(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool) -> Sender 
             dupthresh: 3,
             handshake: false,
             newreno_impatient: true,
+            pacing,
         },
         cc,
     );
@@ -179,4 +184,34 @@ fn karn_rule_takes_no_sample_from_a_retransmitted_segment() {
     // Segment 1 was sent once at t=0: its ACK is a valid sample of 1.2 s.
     s.on_ack(ms(1200), &ack(2));
     assert_eq!(s.srtt(), Some(Dur::from_millis(1200)));
+}
+
+#[test]
+fn a_paced_sender_spaces_segments_exactly_by_size_over_rate() {
+    let mut s = sender_with(Recovery::Sack, 10, false, true);
+    // t=0: no RTT sample yet, so no pacing rate: the initial window leaves at once.
+    assert_eq!(drain(&mut s, ms(0)).len(), 10);
+    assert_eq!(s.pacing_rate(), None);
+    // t=100ms: one ACK for segments 0-4 gives srtt = 100 ms and room for five new segments, which
+    // the pacer now spaces out.
+    s.on_ack(ms(100), &ack(5));
+    let rate = s.pacing_rate().expect("pacing with an RTT sample");
+    // Congestion avoidance (cwnd = ssthresh): Linux's ratio 1.2 × cwnd / srtt.
+    assert!((rate - 1.2 * s.cc().cwnd() / 0.1).abs() < 1e-6);
+    let mut departures = vec![];
+    let mut now = ms(100);
+    for _ in 0..5 {
+        let out = drain(&mut s, now);
+        assert!(out.len() <= 1, "a paced sender releases one segment at a time");
+        if out.len() == 1 {
+            departures.push(now);
+        }
+        let Some(next) = s.next_timeout() else { break };
+        now = next;
+        s.on_timer(now);
+    }
+    let gap = Dur::from_secs_f64(MSS as f64 / rate);
+    let gaps: Vec<u64> = departures.windows(2).map(|w| w[1].as_nanos() - w[0].as_nanos()).collect();
+    assert_eq!(departures.len(), 5, "the five segments the window allows all leave: {departures:?}");
+    assert!(gaps.iter().all(|&g| g == gap.as_nanos()), "gaps {gaps:?} ns, requested {} ns", gap.as_nanos());
 }

@@ -51,6 +51,9 @@ pub struct StartupAction {
     pub set_ssthresh: Option<f64>,
     /// End startup now with this reason; ssthresh becomes `set_ssthresh` if given, else cwnd.
     pub exit: Option<ExitReason>,
+    /// Pace transmissions at this rate (bytes of payload per second) from now on, until another
+    /// action changes it or startup ends (ALGORITHMS.md §0.6). `None` leaves the rate unchanged.
+    pub pacing_rate: Option<f64>,
 }
 
 impl StartupAction {
