@@ -216,6 +216,22 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
         default: "true",
         help: "at the exit set cwnd to the bytes delivered over the last initial RTT (the draft's drain target, reached at once); false keeps cwnd",
     }],
+}, AlgorithmInfo {
+    name: "bbr-startup",
+    role: "startup",
+    summary: "BBR STARTUP: pace at pacing_gain x max delivery rate (10-round max), grow cwnd by N up to cwnd_gain x BDP; after 3 rounds without 25% growth of the max rate, cwnd = ssthresh = BDP (reason bandwidth-plateau)",
+    source: "Linux net/ipv4/tcp_bbr.c (BBRv1); draft-ietf-ccwg-bbr (ALGORITHMS.md §12)",
+    params: &[
+        ParamInfo { name: "pacing_gain", kind: ParamKind::Number, default: "2.885", help: "high_gain = 2/ln 2: pacing rate over the bandwidth estimate; positive" },
+        ParamInfo {
+            name: "cwnd_gain",
+            kind: ParamKind::Number,
+            default: "2.0",
+            help: "cwnd target over the BDP estimate; positive (2 as BBRv3's STARTUP; BBRv1 uses 2.885)",
+        },
+        ParamInfo { name: "full_bw_threshold", kind: ParamKind::Number, default: "1.25", help: "full_bw_thresh: growth per round that counts as still filling the pipe; above 1" },
+        ParamInfo { name: "full_bw_rounds", kind: ParamKind::Integer, default: "3", help: "full_bw_cnt: rounds in a row without that growth that fill the pipe; at least 1" },
+    ],
 }];
 
 /// Every avoidance algorithm.

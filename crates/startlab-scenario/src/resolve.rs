@@ -349,6 +349,19 @@ fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String,
             }
             Ok(())
         }
+        "bbr-startup" => {
+            if let Some(key) = ["pacing_gain", "cwnd_gain"].into_iter().find(|k| s.number(k) <= 0.0) {
+                return err(format!("{p}.{key}"), format!("{} is not valid; expected a positive number", s.number(key)));
+            }
+            // At or below 1 a steady estimate counts as growth: the pipe would never fill.
+            if s.number("full_bw_threshold") <= 1.0 {
+                return err(format!("{p}.full_bw_threshold"), format!("{} is not valid; expected a number above 1 (1.25 = 25 % growth)", s.number("full_bw_threshold")));
+            }
+            if s.integer("full_bw_rounds") == 0 {
+                return err(format!("{p}.full_bw_rounds"), "must be at least 1");
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }

@@ -207,6 +207,12 @@ fn startup_for(spec: &StartupSpec) -> Startup {
             tau0: spec.dur("tau0"),
         })),
         "search" => Startup::Search(startlab_cc::startup::Search::new(startlab_cc::startup::SearchConfig { drain: spec.flag("drain") })),
+        "bbr-startup" => Startup::BbrStartup(startlab_cc::startup::BbrStartup::new(startlab_cc::startup::BbrStartupConfig {
+            pacing_gain: spec.number("pacing_gain"),
+            cwnd_gain: spec.number("cwnd_gain"),
+            full_bw_threshold: spec.number("full_bw_threshold"),
+            full_bw_rounds: spec.integer("full_bw_rounds").min(u32::MAX as u64) as u32,
+        })),
         other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
     }
 }

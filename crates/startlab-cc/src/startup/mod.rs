@@ -20,12 +20,14 @@ mod packet_pair;
 mod astart;
 mod delay_ss;
 mod search;
+mod bbr_startup;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use packet_pair::{PacketPair, PacketPairConfig};
 pub use astart::{Astart, AstartConfig, AstartEstimator};
 pub use delay_ss::{DelaySlowStart, DelaySlowStartConfig};
 pub use search::{Search, SearchConfig};
+pub use bbr_startup::{BbrStartup, BbrStartupConfig};
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
@@ -145,6 +147,8 @@ startups! {
     DelaySlowStart(DelaySlowStart) = "delay-ss",
     /// SEARCH: exit when delivered bytes fall behind those sent one RTT earlier (draft-chung-ccwg-search).
     Search(Search) = "search",
+    /// BBR STARTUP: pace at 2.885 x the max delivery rate until it stops growing 25 % a round (ALGORITHMS.md §12).
+    BbrStartup(BbrStartup) = "bbr-startup",
 }
 
 impl Startup {
