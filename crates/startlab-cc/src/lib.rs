@@ -121,6 +121,26 @@ pub struct AckEvent {
     pub rate_sample: Option<RateSample>,
 }
 
+impl Default for AckEvent {
+    /// A neutral ACK for tests and drivers that fill in only what they know: nothing acknowledged,
+    /// no RTT sample, one segment covered, and the sender cwnd-limited (so growth is not suspended).
+    fn default() -> Self {
+        AckEvent {
+            now: Time::ZERO,
+            newly_acked: 0,
+            ack_seq: 0,
+            snd_nxt: 0,
+            rtt: None,
+            flight_size: 0,
+            cwnd_limited: true,
+            acked_segments: 1,
+            timer_triggered: false,
+            delivered: 0,
+            rate_sample: None,
+        }
+    }
+}
+
 /// A delivery-rate sample: bytes delivered between the newest acknowledged segment's send and its
 /// ACK, over that interval (draft-cheng-iccrg-delivery-rate-estimation).
 #[derive(Clone, Copy, Debug, PartialEq)]

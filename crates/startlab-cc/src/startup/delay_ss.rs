@@ -100,12 +100,7 @@ mod tests {
             ack_seq: 0,
             snd_nxt: 0,
             rtt: Some(Dur::from_micros(rtt_us)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
-            delivered: 0,
-            rate_sample: None,
+            ..AckEvent::default()
         }
     }
 

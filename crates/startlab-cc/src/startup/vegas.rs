@@ -136,12 +136,7 @@ mod tests {
             ack_seq: 0,
             snd_nxt: 0,
             rtt: Some(Dur::from_millis(rtt_ms)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
-            delivered: 0,
-            rate_sample: None,
+            ..AckEvent::default()
         }
     }
 
