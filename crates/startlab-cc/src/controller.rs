@@ -166,6 +166,26 @@ impl Controller {
         }
     }
 
+    /// The handshake completed with RTT sample `rtt` (SYN to SYN-ACK, never-retransmitted SYN) and
+    /// `queued` bytes of application data (`None`: unlimited). The startup plug-in may size and pace
+    /// the first flight (Jump-Start, More-Start). The sample does not enter `min_rtt`: it carries no
+    /// data transmission time and would bias the delay-based plug-ins.
+    pub fn on_handshake(&mut self, rtt: Dur, queued: Option<u64>) {
+        if self.phase != Phase::SlowStart {
+            return;
+        }
+        let action = self.startup.on_handshake(&self.view(), rtt, queued);
+        if let Some(rate) = action.pacing_rate {
+            self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
+        }
+        if let Some(w) = action.set_cwnd {
+            self.cwnd = w.max(self.cfg.mss as f64);
+        }
+        if let Some(s) = action.set_ssthresh {
+            self.ssthresh = Ssthresh::Bytes(s.max(2.0 * self.cfg.mss as f64));
+        }
+    }
+
     /// An ACK that advanced the cumulative ACK point, outside loss recovery.
     pub fn on_ack(&mut self, ack: &AckEvent) {
         if let Some(rtt) = ack.rtt {

@@ -232,6 +232,29 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
         ParamInfo { name: "full_bw_threshold", kind: ParamKind::Number, default: "1.25", help: "full_bw_thresh: growth per round that counts as still filling the pipe; above 1" },
         ParamInfo { name: "full_bw_rounds", kind: ParamKind::Integer, default: "3", help: "full_bw_cnt: rounds in a row without that growth that fill the pipe; at least 1" },
     ],
+}, AlgorithmInfo {
+    name: "initial-start",
+    role: "startup",
+    summary: "Initial-Start: slow start from a large initial window sent back-to-back; the parameter becomes tcp.initial_window",
+    source: "Scharf, fast startup schemes (ALGORITHMS.md §10.4)",
+    params: &[ParamInfo {
+        name: "initial_window",
+        kind: ParamKind::Window,
+        default: "83pkt",
+        help: "the initial window w (Scharf's IS: 83 segments; 10 in his Fig. 10); whole segments, sets tcp.initial_window (do not give both)",
+    }],
+}, AlgorithmInfo {
+    name: "jump-start",
+    role: "startup",
+    summary: "Jump-Start: after the handshake cwnd = max(D, IW), D = min(queued data, u), paced over the SYN RTT; then unpaced slow start (needs tcp.handshake = true)",
+    source: "Liu, Allman, Jin, Wang, PFLDnet 2007; Scharf (ALGORITHMS.md §10.2)",
+    params: &[ParamInfo { name: "u", kind: ParamKind::Window, default: "64KiB", help: "cap on the first paced flight (Scharf: 64 KiB); positive" }],
+}, AlgorithmInfo {
+    name: "more-start",
+    role: "startup",
+    summary: "More-Start: after the handshake pace the first RTT at an application-given rate q (window (L/MTU)·q·RTT_syn), then unpaced slow start (needs tcp.handshake = true)",
+    source: "Scharf, fast startup schemes (ALGORITHMS.md §10.3)",
+    params: &[ParamInfo { name: "rate", kind: ParamKind::Number, default: "10000000", help: "q: initial rate in bit/s at the IP layer (Scharf's Fig. 10: the path's 10 Mb/s); positive" }],
 }];
 
 /// Every avoidance algorithm.

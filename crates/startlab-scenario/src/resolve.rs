@@ -55,9 +55,16 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     for (i, f) in s.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
         let count = f.count.unwrap_or(1);
-        let tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
+        let mut tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
         let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
         classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
+        if startup.algorithm == "initial-start" {
+            // ALGORITHMS.md §10.4: Initial-Start is only a larger IW; it becomes the flow's IW.
+            if f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) {
+                return err(format!("{p}.startup.initial_window"), "\"initial-start\" sets tcp.initial_window from its initial_window parameter; give it only there");
+            }
+            tcp.initial_window = startup.bytes("initial_window").div_ceil(tcp.mss);
+        }
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
             return err(format!("{p}.start"), format!("{start} is not before the run's duration {}", s.duration.0));
@@ -348,6 +355,17 @@ fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String,
                 );
             }
             Ok(())
+        }
+        "initial-start" if !(1..=100_000).contains(&s.bytes("initial_window").div_ceil(tcp.mss)) => {
+            err(format!("{p}.initial_window"), "must be between 1 and 100000 segments")
+        }
+        "jump-start" | "more-start" if !tcp.handshake => err(
+            format!("{p}.algorithm"),
+            format!("{:?} sizes its first flight from the handshake RTT; it needs tcp.handshake = true", s.algorithm),
+        ),
+        "jump-start" if s.bytes("u") == 0 => err(format!("{p}.u"), "must be positive"),
+        "more-start" if !(s.number("rate") > 0.0 && s.number("rate").is_finite()) => {
+            err(format!("{p}.rate"), format!("{} is not valid; expected a positive rate in bit/s", s.number("rate")))
         }
         "bbr-startup" => {
             if let Some(key) = ["pacing_gain", "cwnd_gain"].into_iter().find(|k| s.number(k) <= 0.0) {

@@ -139,3 +139,26 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
     let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", "congestion_avoidance = \"cubic\", cubic_c = \"0.4\","));
     assert_eq!(e.path, "flows[0].tcp.cubic_c", "a string is not a number: {e}");
 }
+
+#[test]
+fn fast_startups_set_the_iw_or_need_the_handshake() {
+    let with = |tcp: &str, startup: &str| {
+        EXAMPLE
+            .replace(
+                "tcp = { recovery = \"sack\", mss = \"1000B\", initial_window = 2, initial_ssthresh = \"20000pkt\", ack = \"every-packet\" }",
+                &format!("tcp = {{ {tcp} }}"),
+            )
+            .replace("startup = { algorithm = \"slow-start\" }", &format!("startup = {{ {startup} }}"))
+    };
+    let s = from_toml(&with("mss = \"1000B\"", "algorithm = \"initial-start\"")).unwrap();
+    assert_eq!(s.flows[0].tcp.initial_window, 83, "initial-start's window becomes tcp.initial_window");
+    let e = refused(&with("mss = \"1000B\", initial_window = 4", "algorithm = \"initial-start\""));
+    assert_eq!(e.path, "flows[0].startup.initial_window");
+    let e = refused(&with("mss = \"1000B\"", "algorithm = \"jump-start\""));
+    assert_eq!(e.path, "flows[0].startup.algorithm");
+    let e = refused(&with("mss = \"1000B\", handshake = false", "algorithm = \"more-start\""));
+    assert_eq!(e.path, "flows[0].startup.algorithm");
+    assert!(from_toml(&with("mss = \"1000B\", handshake = true", "algorithm = \"jump-start\", u = \"30pkt\"")).is_ok());
+    let e = refused(&with("mss = \"1000B\", handshake = true", "algorithm = \"more-start\", rate = 0"));
+    assert_eq!(e.path, "flows[0].startup.rate");
+}

@@ -125,7 +125,7 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
         cwnd_validation: spec.cwnd_validation,
         linux_ss_clamp: spec.linux_ss_clamp,
     };
-    let startup = startup_for(startup);
+    let startup = startup_for(startup, spec);
     Controller::new(cfg, startup, avoidance_for(spec))
 }
 
@@ -150,7 +150,7 @@ fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
 
 /// The startup plug-in a scenario names, built from its resolved parameters (one arm per
 /// algorithm; parameter names and kinds come from `startlab_scenario::registry`).
-fn startup_for(spec: &StartupSpec) -> Startup {
+fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup {
     match spec.name() {
         "slow-start" => Startup::SlowStart(SlowStart),
         "lss" => Startup::Lss(startlab_cc::startup::Lss::new(startlab_cc::startup::LssConfig { max_ssthresh: spec.bytes("max_ssthresh") })),
@@ -212,6 +212,13 @@ fn startup_for(spec: &StartupSpec) -> Startup {
             cwnd_gain: spec.number("cwnd_gain"),
             full_bw_threshold: spec.number("full_bw_threshold"),
             full_bw_rounds: spec.integer("full_bw_rounds").min(u32::MAX as u64) as u32,
+        })),
+        // Its window is tcp.initial_window, set by the scenario from the plug-in's parameter.
+        "initial-start" => Startup::InitialStart(startlab_cc::startup::InitialStart),
+        "jump-start" => Startup::JumpStart(startlab_cc::startup::JumpStart::new(startlab_cc::startup::JumpStartConfig { cap: spec.bytes("u") })),
+        "more-start" => Startup::MoreStart(startlab_cc::startup::MoreStart::new(startlab_cc::startup::MoreStartConfig {
+            rate_bps: spec.number("rate"),
+            header: tcp.header,
         })),
         other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
     }

@@ -70,6 +70,10 @@ queue = {{ kind = "droptail", limit = "{queue}" }}
     );
     for (i, f) in flows.iter().enumerate() {
         let ss = f.ssthresh.map_or("\"infinite\"".to_string(), |p| format!("\"{p}pkt\""));
+        // Initial-Start sets the initial window itself; Jump-Start and More-Start need the
+        // handshake's RTT sample (both refuse otherwise).
+        let iw = if f.startup == "initial-start" { String::new() } else { format!("initial_window = {}, ", f.iw) };
+        let handshake = f.handshake || matches!(f.startup, "jump-start" | "more-start");
         s += &format!(
             r#"
 [[flows]]
@@ -78,9 +82,9 @@ start = "{}ms"
 size = "{}pkt"
 drops = {:?}
 startup = {{ algorithm = "{}" }}
-tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", initial_window = {}, initial_ssthresh = {ss}, handshake = {}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}", pacing = {} }}
+tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", {iw}initial_ssthresh = {ss}, handshake = {handshake}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}", pacing = {} }}
 "#,
-            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.iw, f.handshake, f.limited_transmit, f.avoidance, f.handshake ^ f.limited_transmit
+            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.limited_transmit, f.avoidance, f.handshake ^ f.limited_transmit
         );
     }
     if let Some(share) = cbr_share {

@@ -474,6 +474,8 @@ impl Sender {
                     self.rtt.raise_to(Dur::from_secs(3));
                 } else {
                     self.rtt.on_sample(now - at);
+                    // The startup plug-in may size and pace the first flight (Jump-Start).
+                    self.cc.on_handshake(now - at, self.cfg.size);
                 }
             }
             return 0;

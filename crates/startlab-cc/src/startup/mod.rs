@@ -21,6 +21,9 @@ mod astart;
 mod delay_ss;
 mod search;
 mod bbr_startup;
+mod initial_start;
+mod jump_start;
+mod more_start;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use packet_pair::{PacketPair, PacketPairConfig};
@@ -28,6 +31,9 @@ pub use astart::{Astart, AstartConfig, AstartEstimator};
 pub use delay_ss::{DelaySlowStart, DelaySlowStartConfig};
 pub use search::{Search, SearchConfig};
 pub use bbr_startup::{BbrStartup, BbrStartupConfig};
+pub use initial_start::InitialStart;
+pub use jump_start::{JumpStart, JumpStartConfig};
+pub use more_start::{MoreStart, MoreStartConfig};
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
@@ -39,7 +45,7 @@ pub use dbc::{Dbc, DbcConfig};
 pub use smooth_start::{Counting, SmoothStart, SmoothStartConfig, Strategy};
 pub use hoe::{Hoe, PacketPairEstimator};
 
-use crate::{AckEvent, CcView, CongestionEvent, ExitReason};
+use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
 
 /// What a startup plug-in decided on one ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -54,7 +60,8 @@ pub struct StartupAction {
     /// End startup now with this reason; ssthresh becomes `set_ssthresh` if given, else cwnd.
     pub exit: Option<ExitReason>,
     /// Pace transmissions at this rate (bytes of payload per second) from now on, until another
-    /// action changes it or startup ends (ALGORITHMS.md §0.6). `None` leaves the rate unchanged.
+    /// action changes it or startup ends (ALGORITHMS.md §0.6). `None` leaves the rate unchanged;
+    /// `Some(0.0)` stops pacing without ending startup (Jump-Start after its first flight).
     pub pacing_rate: Option<f64>,
 }
 
@@ -74,6 +81,14 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     /// An ACK that advanced `SND.UNA` while in slow start. `view.new_round` is true on the ACK that
     /// ended a round (ALGORITHMS.md §0.3); the round counter has already advanced.
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction;
+
+    /// The SYN-ACK of a never-retransmitted SYN arrived: `rtt` is the handshake RTT sample and
+    /// `queued` the application data waiting to be sent (`None`: unlimited). Called at most once,
+    /// before any data leaves, while in slow start; the action is applied as an ACK's (without
+    /// `increase` or `exit`). Jump-Start and More-Start size and pace their first flight here.
+    fn on_handshake(&mut self, _view: &CcView, _rtt: Dur, _queued: Option<u64>) -> StartupAction {
+        StartupAction::default()
+    }
 
     /// A congestion signal arrived (after which the controller leaves startup).
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {}
@@ -149,12 +164,22 @@ startups! {
     Search(Search) = "search",
     /// BBR STARTUP: pace at 2.885 x the max delivery rate until it stops growing 25 % a round (ALGORITHMS.md §12).
     BbrStartup(BbrStartup) = "bbr-startup",
+    /// Initial-Start: slow start from a large initial window (Scharf; ALGORITHMS.md §10.4).
+    InitialStart(InitialStart) = "initial-start",
+    /// Jump-Start: the first min(queued, u) bytes paced over the handshake RTT (ALGORITHMS.md §10.2).
+    JumpStart(JumpStart) = "jump-start",
+    /// More-Start: the first RTT paced at an application-given rate (Scharf; ALGORITHMS.md §10.3).
+    MoreStart(MoreStart) = "more-start",
 }
 
 impl Startup {
     /// Dispatches an ACK.
     pub fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         self.inner().on_ack(view, ack)
+    }
+    /// Dispatches the handshake RTT sample.
+    pub fn on_handshake(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>) -> StartupAction {
+        self.inner().on_handshake(view, rtt, queued)
     }
     /// Dispatches a congestion signal.
     pub fn on_congestion(&mut self, view: &CcView, ev: &CongestionEvent) {

@@ -1,0 +1,195 @@
+//! Jump-Start — Liu, Allman, Jin, Wang, "Congestion Control Without a Startup Phase", PFLDnet 2007;
+//! as summarised and modelled by Scharf (ALGORITHMS.md §10.2, §18.1).
+//!
+//! "The basic idea is to play out the queued application data during the first RTT using rate
+//! pacing" ([Scharf]). With `D = min(queued application data, u)` (whole segments when capped):
+//!
+//! ```text
+//! after the 3-way handshake: cwnd = max(D, IW); pace the D bytes evenly over RTT_syn
+//! while the Jump-Start flight is still being paced out: cwnd stays
+//! once all D bytes have left: stop pacing; continue in slow start from cwnd (ssthresh unchanged)
+//! on loss: the controller ends startup; standard recovery (see the NOTE on the post-recovery window)
+//! ```
+//!
+//! The plug-in learns `RTT_syn` and the queued data from [`StartupAlgorithm::on_handshake`], which
+//! the TCP sender calls when the SYN-ACK of a never-retransmitted SYN arrives. Without that call
+//! (no handshake, or a retransmitted SYN: Karn gives no sample) it is plain RFC 5681 slow start.
+//!
+//! NOTE (ALGORITHMS.md §20 item 14, OPEN): the post-recovery window `cwnd = ssthresh =
+//! max((D − R)/2, 2)` segments is not implemented; after a loss of Jump-Start data the flow's
+//! avoidance plug-in sets ssthresh from FlightSize as after any loss, and recovery ends there.
+//!
+//! Parameter: `u`, the cap on the first flight (bytes; [Scharf]: 64 KiB).
+
+use crate::startup::{StartupAction, StartupAlgorithm};
+use crate::{AckEvent, CcView, CongestionEvent, Dur};
+
+/// The first paced flight shared by Jump-Start and More-Start: it ends once all its bytes left.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PacedFlight {
+    /// Sequence number (data bytes from 0) at which the paced flight ends, once set.
+    end: Option<u64>,
+    /// The paced flight is over (all sent, or a congestion signal): plain slow start from here.
+    done: bool,
+}
+
+impl PacedFlight {
+    /// Starts a paced flight of `bytes` (> 0) at `rate` bytes/s after the handshake.
+    pub(crate) fn start(&mut self, view: &CcView, bytes: u64, rate: f64) -> StartupAction {
+        if self.done || self.end.is_some() || bytes == 0 || !(rate > 0.0 && rate.is_finite()) {
+            return StartupAction::default();
+        }
+        self.end = Some(bytes);
+        StartupAction { set_cwnd: Some(view.cwnd.max(bytes as f64)), pacing_rate: Some(rate), ..StartupAction::default() }
+    }
+
+    /// An ACK in slow start.
+    pub(crate) fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        let grow = StartupAction::grow(ack.newly_acked.min(view.mss) as f64);
+        match self.end {
+            Some(end) if !self.done => {
+                if ack.snd_nxt < end {
+                    // Still pacing out the first flight: the window stays.
+                    StartupAction::default()
+                } else {
+                    // All of it left: stop pacing (a rate of 0 clears it) and slow-start on.
+                    self.done = true;
+                    StartupAction { pacing_rate: Some(0.0), ..grow }
+                }
+            }
+            _ => grow,
+        }
+    }
+
+    pub(crate) fn on_congestion(&mut self) {
+        self.done = true;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn done(&self) -> bool {
+        self.done
+    }
+}
+
+/// Configuration of [`JumpStart`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JumpStartConfig {
+    /// Cap on the first paced flight in bytes (`u`).
+    pub cap: u64,
+}
+
+impl Default for JumpStartConfig {
+    fn default() -> Self {
+        JumpStartConfig { cap: 65_536 }
+    }
+}
+
+/// Jump-Start as a startup plug-in.
+#[derive(Clone, Debug)]
+pub struct JumpStart {
+    cfg: JumpStartConfig,
+    flight: PacedFlight,
+}
+
+impl JumpStart {
+    /// A Jump-Start with `cfg`.
+    pub fn new(cfg: JumpStartConfig) -> JumpStart {
+        JumpStart { cfg, flight: PacedFlight::default() }
+    }
+
+    /// `D` in bytes: all queued data if it fits under `u`, else `u` in whole segments (at least one).
+    pub fn first_flight(&self, mss: u64, queued: Option<u64>) -> u64 {
+        match queued {
+            Some(q) if q <= self.cfg.cap => q,
+            _ => (self.cfg.cap / mss).max(1) * mss,
+        }
+    }
+}
+
+impl StartupAlgorithm for JumpStart {
+    fn on_handshake(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>) -> StartupAction {
+        let d = self.first_flight(view.mss, queued);
+        let secs = rtt.as_secs_f64();
+        if secs <= 0.0 {
+            return StartupAction::default();
+        }
+        // "pace the D segments at interval RTT_syn / D": D bytes over one RTT.
+        self.flight.start(view, d, d as f64 / secs)
+    }
+
+    fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        self.flight.on_ack(view, ack)
+    }
+
+    fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
+        self.flight.on_congestion();
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::{Ssthresh, Time};
+
+    pub(crate) const MSS: u64 = 1000;
+
+    pub(crate) fn view(cwnd: f64) -> CcView {
+        CcView { cwnd, ssthresh: Ssthresh::Infinite, mss: MSS, round: 0, min_rtt: None, new_round: false }
+    }
+
+    pub(crate) fn ack(acked: u64, snd_nxt: u64) -> AckEvent {
+        AckEvent {
+            now: Time(0),
+            newly_acked: acked,
+            ack_seq: acked,
+            snd_nxt,
+            rtt: Some(Dur::from_millis(100)),
+            flight_size: 0,
+            cwnd_limited: true,
+            acked_segments: 1,
+            timer_triggered: false,
+            delivered: acked,
+            rate_sample: None,
+        }
+    }
+
+    #[test]
+    fn pacing_interval_for_30_segments_over_100ms_is_3_33ms() {
+        // ALGORITHMS.md §10.2 test: D = 30, RTT 100 ms -> one segment every 3.33 ms.
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        let a = js.on_handshake(&view(3000.0), Dur::from_millis(100), Some(30 * MSS));
+        assert_eq!(a.set_cwnd, Some(30_000.0));
+        let interval = MSS as f64 / a.pacing_rate.unwrap();
+        assert!((interval - 0.003333).abs() < 1e-5, "{interval}");
+    }
+
+    #[test]
+    fn the_first_flight_is_capped_at_u_in_whole_segments_and_never_below_iw() {
+        let js = JumpStart::new(JumpStartConfig { cap: 65_536 });
+        assert_eq!(js.first_flight(1448, Some(10_000)), 10_000);
+        assert_eq!(js.first_flight(1448, Some(1_000_000)), 45 * 1448);
+        assert_eq!(js.first_flight(1448, None), 45 * 1448);
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        let a = js.on_handshake(&view(3000.0), Dur::from_millis(200), Some(1000));
+        assert_eq!(a.set_cwnd, Some(3000.0), "cwnd = max(D, IW)");
+        assert_eq!(a.pacing_rate, Some(5000.0), "D / RTT");
+    }
+
+    #[test]
+    fn cwnd_holds_while_pacing_then_slow_start_resumes_unpaced() {
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        js.on_handshake(&view(3000.0), Dur::from_millis(100), Some(100 * MSS));
+        // D = 65 segments. An ACK before the flight is all out changes nothing.
+        assert_eq!(js.on_ack(&view(65_000.0), &ack(MSS, 40 * MSS)), StartupAction::default());
+        let a = js.on_ack(&view(65_000.0), &ack(MSS, 65 * MSS));
+        assert_eq!((a.increase, a.pacing_rate, a.exit), (MSS as f64, Some(0.0), None));
+        assert!(js.flight.done());
+        assert_eq!(js.on_ack(&view(66_000.0), &ack(MSS, 70 * MSS)), StartupAction::grow(MSS as f64));
+    }
+
+    #[test]
+    fn without_a_handshake_sample_it_is_slow_start() {
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        assert_eq!(js.on_ack(&view(3000.0), &ack(2 * MSS, 3 * MSS)), StartupAction::grow(MSS as f64));
+    }
+}
