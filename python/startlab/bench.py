@@ -109,8 +109,10 @@ def _peak_rss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def run_all(quick: bool) -> list[dict[str, Any]]:
-    """Measure each scenario in a fresh interpreter; a failure is a row with an ``error``."""
+def run_all(quick: bool, repeat: int = 3) -> list[dict[str, Any]]:
+    """Measure each scenario ``repeat`` times, each in a fresh interpreter, and keep the fastest
+    run (wall-clock time on a shared machine only ever adds noise); a failure is a row with an
+    ``error``."""
     # The child imports the same startlab as this process, wherever it was found.
     package_root = str(Path(__file__).resolve().parents[1])
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
@@ -118,22 +120,33 @@ def run_all(quick: bool) -> list[dict[str, Any]]:
     rows = []
     with Console(stderr=True).status("benchmarking") as status:
         for name in names(quick):
-            status.update(f"benchmarking {name}")
             command = [sys.executable, "-m", "startlab.bench", "--one", name]
-            child = subprocess.run(
-                command + ["--quick"] * quick, capture_output=True, text=True, env=env, check=False
-            )
-            if child.returncode == 0:
-                rows.append(json.loads(child.stdout))
-            else:
-                lines = child.stderr.strip().splitlines() or [f"exit code {child.returncode}"]
-                rows.append({"scenario": name, "error": lines[-1]})
+            best: dict[str, Any] | None = None
+            for attempt in range(repeat):
+                status.update(f"benchmarking {name} ({attempt + 1}/{repeat})")
+                child = subprocess.run(
+                    command + ["--quick"] * quick,
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=False,
+                )
+                if child.returncode != 0:
+                    lines = child.stderr.strip().splitlines() or [f"exit code {child.returncode}"]
+                    best = {"scenario": name, "error": lines[-1]}
+                    break
+                row = json.loads(child.stdout)
+                if best is None or row["wall_s"] < best["wall_s"]:
+                    best = row
+            assert best is not None
+            rows.append({**best, "runs": repeat})
     return rows
 
 
 def report(rows: Sequence[dict[str, Any]]) -> None:
     """Print the measurements as a table on stdout, and each failure after it on stderr."""
-    out = Table(title="startlab benchmark")
+    runs = max((row.get("runs", 1) for row in rows), default=1)
+    out = Table(title=f"startlab benchmark (fastest of {runs} runs per scenario)")
     headings = ["scenario", "simulated s", "wall s", "events", "events/s", "delivered pkt/s"]
     for heading in [*headings, "peak RSS MiB", "RSS before run MiB"]:
         out.add_column(heading, justify="left" if heading == "scenario" else "right")
@@ -164,11 +177,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="2 s simulated, at most 100 flows")
     parser.add_argument("--one", metavar="NAME", help="measure one scenario here, print JSON")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per scenario; the fastest is kept")
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(measure(args.one, args.quick)))
     else:
-        report(run_all(args.quick))
+        report(run_all(args.quick, max(args.repeat, 1)))
 
 
 if __name__ == "__main__":

@@ -173,11 +173,12 @@ def algorithms(as_json: bool) -> None:
 
 @cli.command()
 @click.option("--quick", is_flag=True, help="2 s of simulated time and at most 100 flows.")
-def bench(quick: bool) -> None:
+@click.option("--repeat", default=3, show_default=True, help="Runs per scenario; the fastest is kept.")
+def bench(quick: bool, repeat: int) -> None:
     """Time the benchmark scenarios, each in a fresh process."""
     from . import bench as benchmark
 
-    benchmark.report(benchmark.run_all(quick=quick))
+    benchmark.report(benchmark.run_all(quick=quick, repeat=max(repeat, 1)))
 
 
 def _table(
