@@ -41,7 +41,9 @@ def test_compare_runs_each_algorithm_on_its_own_copy_of_the_scenario() -> None:
     names = [a["name"] for a in startlab.algorithms() if a["role"] == "startup"][:3]
     comparison = startlab.compare(PATH, names, progress=False)
     assert list(comparison.flows["variant"]) == names
-    assert list(comparison.flows["startup"]) == names, "each run used the algorithm it is labelled with"
+    assert list(comparison.flows["startup"]) == names, (
+        "each run used the algorithm it is labelled with"
+    )
     assert isinstance(comparison.plot_cwnd(), Figure)
 
 
@@ -60,7 +62,9 @@ def test_cli_compare_prints_one_table_and_writes_the_overlay(tmp_path: Path) -> 
     cli = [sys.executable, "-m", "startlab.cli"]
     done = subprocess.run(
         [*cli, "run", str(scenario), "--compare", "slow-start,hystart", "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows = json.loads(done.stdout)["flows"]
     assert [(r["variant"], r["startup"]) for r in rows] == [
@@ -72,8 +76,14 @@ def test_cli_compare_prints_one_table_and_writes_the_overlay(tmp_path: Path) -> 
     )
     assert twice.returncode == 2 and "lss named more than once" in twice.stderr
     out = tmp_path / "out"
-    subprocess.run([*cli, "run", str(scenario), "--compare", "slow-start", "--out", str(out)],
-                   capture_output=True, text=True, check=True)
-    assert {"compare.csv", "compare.parquet", "compare_cwnd.png", "compare_cwnd.svg"} <= {p.name for p in out.iterdir()}
+    subprocess.run(
+        [*cli, "run", str(scenario), "--compare", "slow-start", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert {"compare.csv", "compare.parquet", "compare_cwnd.png", "compare_cwnd.svg"} <= {
+        p.name for p in out.iterdir()
+    }
     listing = subprocess.run([*cli, "algorithms"], capture_output=True, text=True, check=True)
     assert "slow-start" in listing.stdout

@@ -55,3 +55,51 @@ def test_an_exact_power_of_gamma_is_not_pushed_up_a_round() -> None:
 def test_impossible_parameters_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         t_ss(10_000, **{**PATH, **bad})
+
+
+# ALGORITHMS.md §18.1 worked examples of the paced schemes (r = 10 Mb/s, tau = 0.2 s, L = 1448,
+# MTU = 1500, b = 1).
+PATH = {"r": 10e6, "tau": 0.2}
+
+
+@pytest.mark.parametrize(
+    ("size", "paced", "quick_start"),
+    [
+        (10_000, 0.016186, 0.216186),
+        (100_000, 0.161861, 0.361861),
+        (1_000_000, 0.926329, 1.126329),
+        (2_000_000, 1.755059, 1.955059),
+    ],
+)
+def test_quick_start_at_5_12_mbps_matches_the_worked_examples(size, paced, quick_start):
+    from startlab.models import t_paced, t_qs
+
+    r0 = (1448 / 1500) * 5.12e6 / 8
+    assert float(t_paced(size, r0=r0, **PATH)) == pytest.approx(paced, abs=1e-6)
+    assert float(t_qs(size, q=5.12e6, **PATH)) == pytest.approx(quick_start, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"), [(10_000, 0.2), (65_536, 0.2), (100_000, 0.252588), (1_000_000, 1.065794)]
+)
+def test_jump_start_with_u_64_kib_matches_the_worked_examples(size, expected):
+    from startlab.models import t_js
+
+    assert float(t_js(size, u=65_536, **PATH)) == pytest.approx(expected, abs=1e-6)
+
+
+def test_more_start_at_the_path_rate_and_initial_start_match_the_worked_examples():
+    from startlab.models import t_is, t_ms
+
+    q = 10e6  # R0 = R
+    assert float(t_ms(100_000, q=q, **PATH)) == pytest.approx(0.082873, abs=1e-6)
+    assert float(t_ms(1_000_000, q=q, **PATH)) == pytest.approx(0.828729, abs=1e-6)
+    assert float(t_is(100_000, w=83, **PATH)) == pytest.approx(0.082873, abs=1e-6)
+    assert float(t_is(1_000_000, w=83, **PATH)) == pytest.approx(0.932329, abs=1e-6)
+
+
+def test_paced_models_are_vectorised_over_the_size():
+    from startlab.models import t_js
+
+    sizes = np.array([10_000, 100_000, 1_000_000])
+    assert np.allclose(t_js(sizes, **PATH), [0.2, 0.252588, 1.065794], atol=1e-6)

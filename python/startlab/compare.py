@@ -102,4 +102,6 @@ def compare(
     doc = document(scenario)
     if not doc.get("flows"):
         raise ScenarioError("flows: compare needs a scenario with at least one [[flows]]")
-    return Comparison({name: run(with_startup(doc, name), progress=progress) for name in algorithms})
+    return Comparison(
+        {name: run(with_startup(doc, name), progress=progress) for name in algorithms}
+    )

@@ -1,9 +1,9 @@
 """Closed-form models from the startup literature, as vectorised NumPy functions.
 
-Each model restates a paper's equations as /work/shared/spec/ALGORITHMS.md §18 reads them; the
+Each model restates a paper's equations as shared/spec/ALGORITHMS.md §18 reads them; the
 worked examples there are tests.
 """
 
-from .scharf import psi, t_ss
+from .scharf import psi, t_is, t_js, t_ms, t_paced, t_qs, t_ss
 
-__all__ = ["psi", "t_ss"]
+__all__ = ["psi", "t_is", "t_js", "t_ms", "t_paced", "t_qs", "t_ss"]

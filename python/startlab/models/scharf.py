@@ -1,4 +1,5 @@
-"""Scharf's transfer-time model of standard slow start, eqs. (1)-(2).
+"""Scharf's transfer-time models: slow start (eqs. 1-2), paced fast startups (eqs. 3-4) and the
+schemes built on them (Quick-Start, Jump-Start, More-Start, Initial-Start).
 
 Source: M. Scharf, "Performance Evaluation of Fast Startup Congestion Control Schemes", §3.1,
 eqs. (1) and (2), as restated (with the garbled fraction of eq. (1) resolved) in
@@ -15,8 +16,15 @@ Symbols (the paper's names; units are SI with sizes in bytes):
 - ``b``: segments acknowledged per ACK (1 with quick-ACK, 2 with delayed ACKs); ``γ = 1 + 1/b``.
 - ``ψ``: the index of the last slow-start round that is completely used.
 
-The model neglects loss, the receive window, a small initial ssthresh, one-way latencies and the
+- ``r0``: R0, the initial rate of a paced scheme (B/s); ``q``: a Quick-Start or More-Start rate
+  (bit/s, IP layer), ``R0 = (L/MTU)·q/8``; ``u``: Jump-Start's first-RTT limit (B),
+  ``R0 = min(s, u)/τ``.
+- ``Ψ``: the number of rounds a paced scheme spends growing its rate by γ per RTT.
+
+The models neglect loss, the receive window, a small initial ssthresh, one-way latencies and the
 connection setup: time runs from the first data transmission to the arrival of the last byte.
+A response time adds one τ for the request (ALGORITHMS.md §18.1); Quick-Start's own signalling
+round trip is already in :func:`t_qs`.
 """
 
 from __future__ import annotations
@@ -75,6 +83,92 @@ def t_ss(
     rounds = psi(size, r=r, tau=tau, L=L, mtu=mtu, w=w, b=b)
     sent_in_rounds = (L * w / rate) * (gamma**rounds - 1) / (gamma - 1)
     return (size / rate + (tau + L / rate) * rounds - sent_in_rounds)[()]
+
+
+def t_paced(
+    s: ArrayLike,
+    *,
+    r: float,
+    tau: float,
+    r0: ArrayLike,
+    L: float = 1448,  # noqa: N803 - the paper's symbol
+    mtu: float = 1500,
+    b: float = 1,
+) -> np.ndarray | np.float64:
+    """T_Paced of eq. (3): the time (s) to transfer ``s`` bytes starting at rate ``r0`` (B/s).
+
+    ``T_Paced(s) = τ·Ψ + (s − M(Ψ)) / min(R, R0·γ^Ψ)`` with ``M(i) = R0·τ·(γ^i − 1)/(γ − 1)``
+    (bytes sent in the first i rounds) and
+    ``Ψ = max(min(⌈log_γ(R/R0)⌉, ⌈log_γ(s(γ − 1)/(R0·τ) + 1) − 1⌉), 0)`` (eq. 4).
+    Vectorised over ``s`` (and ``r0``, which may depend on ``s``).
+    """
+    size, rate, gamma = _check(s, r, tau, L, mtu, 1, b)
+    start = np.asarray(r0, dtype=np.float64)
+    if np.any(start <= 0) or tau <= 0:
+        raise ValueError("r0 must be > 0 B/s and tau > 0 s for a paced start")
+    to_capacity = _ceil(_log(rate / start, gamma))
+    to_completion = _ceil(_log(size * (gamma - 1) / (start * tau) + 1, gamma) - 1)
+    rounds = np.maximum(np.minimum(to_capacity, to_completion), 0)
+    sent = start * tau * (gamma**rounds - 1) / (gamma - 1)
+    return (tau * rounds + (size - sent) / np.minimum(rate, start * gamma**rounds))[()]
+
+
+def t_qs(
+    s: ArrayLike,
+    *,
+    r: float,
+    tau: float,
+    q: float,
+    L: float = 1448,
+    mtu: float = 1500,
+    b: float = 1,
+) -> np.ndarray | np.float64:  # noqa: N803
+    """T_QS: Quick-Start at the approved rate ``q`` (bit/s): one τ of signalling, then paced at
+    ``R0 = (L/MTU)·q/8``."""
+    return t_paced(s, r=r, tau=tau, r0=(L / mtu) * q / 8, L=L, mtu=mtu, b=b) + tau
+
+
+def t_js(
+    s: ArrayLike,
+    *,
+    r: float,
+    tau: float,
+    u: float = 65536,
+    L: float = 1448,
+    mtu: float = 1500,
+    b: float = 1,
+) -> np.ndarray | np.float64:  # noqa: N803
+    """T_JS: Jump-Start, the first RTT plays out ``min(s, u)`` bytes: ``R0 = min(s, u)/τ``."""
+    size = np.asarray(s, dtype=np.float64)
+    return t_paced(size, r=r, tau=tau, r0=np.minimum(size, u) / tau, L=L, mtu=mtu, b=b)
+
+
+def t_ms(
+    s: ArrayLike,
+    *,
+    r: float,
+    tau: float,
+    q: float,
+    L: float = 1448,
+    mtu: float = 1500,
+    b: float = 1,
+) -> np.ndarray | np.float64:  # noqa: N803
+    """T_MS: More-Start at the application's rate ``q`` (bit/s): ``R0 = (L/MTU)·q/8``."""
+    return t_paced(s, r=r, tau=tau, r0=(L / mtu) * q / 8, L=L, mtu=mtu, b=b)
+
+
+def t_is(
+    s: ArrayLike,
+    *,
+    r: float,
+    tau: float,
+    w: float,
+    L: float = 1448,
+    mtu: float = 1500,
+    b: float = 1,
+) -> np.ndarray | np.float64:  # noqa: N803
+    """T_IS: Initial-Start is slow start with a large initial window ``w`` (segments)."""
+    return t_ss(s, r=r, tau=tau, L=L, mtu=mtu, w=w, b=b)
 
 
 def _check(
