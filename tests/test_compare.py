@@ -87,3 +87,57 @@ def test_cli_compare_prints_one_table_and_writes_the_overlay(tmp_path: Path) -> 
     }
     listing = subprocess.run([*cli, "algorithms"], capture_output=True, text=True, check=True)
     assert "slow-start" in listing.stdout
+
+
+def _startups() -> list[str]:
+    return [a["name"] for a in startlab.algorithms() if a["role"] == "startup"]
+
+
+def test_every_registered_startup_algorithm_runs_from_python_with_its_defaults() -> None:
+    """Every algorithm of the registry builds from its defaults and reports an exit reason; the
+    scenario gives what some need (a handshake RTT, a finite ssthresh)."""
+    for name in _startups():
+        scenario = {
+            "seed": 1,
+            "duration": "3s",
+            "topology": {
+                "kind": "dumbbell",
+                "bottleneck_rate": "10Mbps",
+                "rtt": "40ms",
+                "access_rate": "100Mbps",
+                "queue": {"kind": "droptail", "limit": "30pkt"},
+            },
+            "flows": [
+                {
+                    "name": name,
+                    "size": "200KB",
+                    "startup": {"algorithm": name},
+                    "tcp": {"handshake": True, "initial_ssthresh": "64pkt"},
+                }
+            ],
+        }
+        flow = startlab.run(scenario, progress=False).flows.iloc[0]
+        assert flow.startup == name
+        assert flow.completed, f"{name}: the transfer completes"
+        assert isinstance(flow.exit_reason, str) and flow.exit_reason
+
+
+def test_a_bad_parameter_names_its_key_and_what_is_accepted() -> None:
+    bad = {
+        "seed": 1,
+        "duration": "1s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck_rate": "10Mbps",
+            "rtt": "40ms",
+            "access_rate": "100Mbps",
+            "queue": {"kind": "droptail", "limit": "30pkt"},
+        },
+        "flows": [{"name": "f", "startup": {"algorithm": "lss", "max_ssthresh": 100}}],
+    }
+    try:
+        startlab.validate(bad)
+    except startlab.ScenarioError as e:
+        assert "flows[0].startup.max_ssthresh" in str(e) and "pkt" in str(e)
+    else:
+        raise AssertionError("a window given as a bare number must be refused")
