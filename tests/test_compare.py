@@ -141,3 +141,11 @@ def test_a_bad_parameter_names_its_key_and_what_is_accepted() -> None:
         assert "flows[0].startup.max_ssthresh" in str(e) and "pkt" in str(e)
     else:
         raise AssertionError("a window given as a bare number must be refused")
+
+
+def test_the_scenario_reference_lists_every_registered_algorithm_with_a_page() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    reference = (docs / "SCENARIOS.md").read_text(encoding="utf-8")
+    for a in startlab.algorithms():
+        assert f"[{a['name']}](algorithms/{a['name']}.md)" in reference, a["name"]
+        assert (docs / "algorithms" / f"{a['name']}.md").is_file(), a["name"]
