@@ -260,17 +260,10 @@ mod tests {
     /// over one second, so that the rate is exact), or none.
     fn ack(acked: u64, rate: Option<f64>) -> AckEvent {
         AckEvent {
-            now: Time::ZERO,
             newly_acked: acked,
-            ack_seq: 0,
-            snd_nxt: 0,
             rtt: Some(RTPROP),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
-            delivered: 0,
             rate_sample: rate.map(|r| RateSample { delivered: r as u64, interval: Dur::from_secs(1) }),
+            ..AckEvent::default()
         }
     }
 

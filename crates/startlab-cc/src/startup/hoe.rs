@@ -152,12 +152,8 @@ mod tests {
             ack_seq: seg * MSS,
             snd_nxt: snd_nxt_segs * MSS,
             rtt: Some(Dur::from_millis(100)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
             delivered: seg * MSS,
-            rate_sample: None,
+            ..AckEvent::default()
         }
     }
 

@@ -420,11 +420,8 @@ pub(crate) mod tests {
             snd_nxt: t * MSS + 40 * MSS,
             rtt: Some(ms(rtt)),
             flight_size: 40 * MSS,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
             delivered: t * MSS,
-            rate_sample: None,
+            ..AckEvent::default()
         };
         // t=100..110 ms: ACKs 1 ms apart at RTT 20 ms: the train reaches 10 ms at t=110.
         for t in 100..110 {

@@ -407,11 +407,8 @@ mod tests {
             snd_nxt: 1_000_000,
             rtt: Some(ms(20)),
             flight_size: 40 * MSS,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
             delivered: us,
-            rate_sample: None,
+            ..AckEvent::default()
         };
         // t=100 ms: the first ACK resets the round; ACKs every 500 µs; > 10 ms at t=110.5 ms.
         for k in 0..21 {

@@ -340,11 +340,9 @@ mod tests {
             snd_nxt: 20 * MSS,
             rtt: Some(ms(500)),
             flight_size: 16 * MSS,
-            cwnd_limited: true,
             acked_segments: 4,
-            timer_triggered: false,
             delivered: 4 * MSS,
-            rate_sample: None,
+            ..AckEvent::default()
         };
         for round in 0..30 {
             let a = h.on_ack(&CcView { new_round: true, round, ..view }, &stretch);

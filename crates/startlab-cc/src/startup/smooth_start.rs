@@ -221,12 +221,8 @@ mod tests {
                     ack_seq: seq,
                     snd_nxt: seq,
                     rtt: Some(Dur::from_millis(100)),
-                    flight_size: 0,
-                    cwnd_limited: true,
-                    acked_segments: 1,
-                    timer_triggered: false,
                     delivered: seq,
-                    rate_sample: None,
+                    ..AckEvent::default()
                 });
                 left -= n;
             }
@@ -298,17 +294,9 @@ mod tests {
         // cwnd 32 of ssthresh 64 (Fine-2, n = 3): an ACK for two segments adds 2/3 of a segment.
         let view = CcView { cwnd: 32.0 * MSS as f64, ssthresh: Ssthresh::Bytes(64.0 * MSS as f64), mss: MSS, round: 5, min_rtt: None, new_round: false };
         let ack = AckEvent {
-            now: Time(0),
             newly_acked: 2 * MSS,
-            ack_seq: 0,
-            snd_nxt: 0,
-            rtt: None,
-            flight_size: 0,
-            cwnd_limited: true,
             acked_segments: 2,
-            timer_triggered: false,
-            delivered: 0,
-            rate_sample: None,
+            ..AckEvent::default()
         };
         let mut by_bytes = SmoothStart::new(SmoothStartConfig { strategy: FINE_2, counting: Counting::Byte, packet_pair: false });
         let mut by_packets = SmoothStart::new(SmoothStartConfig { strategy: FINE_2, counting: Counting::Packet, packet_pair: false });
@@ -326,12 +314,8 @@ mod tests {
             ack_seq: seg * MSS,
             snd_nxt: 2 * MSS,
             rtt: Some(Dur::from_millis(100)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
             delivered: seg * MSS,
-            rate_sample: None,
+            ..AckEvent::default()
         };
         // t=100ms, 110ms: two ACKs 10 ms apart → 10 segments per RTT of 100 ms → ssthresh 10.
         assert_eq!(s.on_ack(&view, &ack(100_000, 1)).set_ssthresh, None);
