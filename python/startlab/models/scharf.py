@@ -124,8 +124,8 @@ def t_qs(
     b: float = 1,
 ) -> np.ndarray | np.float64:  # noqa: N803
     """T_QS: Quick-Start at the approved rate ``q`` (bit/s): one τ of signalling, then paced at
-    ``R0 = (L/MTU)·q/8``."""
-    return t_paced(s, r=r, tau=tau, r0=(L / mtu) * q / 8, L=L, mtu=mtu, b=b) + tau
+    ``R0 = (L/MTU)·q/8`` exactly as More-Start (:func:`t_ms`)."""
+    return t_ms(s, r=r, tau=tau, q=q, L=L, mtu=mtu, b=b) + tau
 
 
 def t_js(
