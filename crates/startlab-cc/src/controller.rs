@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::Startup;
+use crate::startup::{Detail, SendLimit, Startup, StartupAction};
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 
@@ -78,6 +78,12 @@ pub struct Controller {
     min_rtt: Option<Dur>,
     /// Pacing rate a startup plug-in asked for (bytes/s), until startup ends.
     startup_pacing: Option<f64>,
+    /// New data at or beyond this sequence number is held (startup plug-in's hold), until startup ends.
+    send_limit: Option<u64>,
+    /// Startup ends once new data up to this sequence number has been sent.
+    exit_when_sent: Option<(u64, ExitReason)>,
+    /// Bytes retransmitted so far on the connection.
+    retransmitted: u64,
 }
 
 impl Controller {
@@ -95,8 +101,15 @@ impl Controller {
             round_end: None,
             min_rtt: None,
             startup_pacing: None,
+            send_limit: None,
+            exit_when_sent: None,
+            retransmitted: 0,
             cfg,
         };
+        if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
+            let action = c.startup.on_start(&c.view());
+            c.apply(&action);
+        }
         if !c.ssthresh.above(c.cwnd) {
             // An initial ssthresh at or below the initial window: startup ends before it begins.
             c.phase = Phase::CongestionAvoidance;
@@ -147,6 +160,16 @@ impl Controller {
         self.startup_pacing
     }
 
+    /// The hold on new data a startup plug-in set: no new byte at or beyond this sequence number
+    /// may be sent (retransmissions are not held).
+    pub fn send_limit(&self) -> Option<u64> {
+        self.send_limit
+    }
+    /// The startup plug-in's values for the results (e.g. Paced Start's exit case).
+    pub fn startup_report(&self) -> Vec<(&'static str, Detail)> {
+        self.startup.report()
+    }
+
     fn view(&self) -> CcView {
         CcView {
             cwnd: self.cwnd,
@@ -175,6 +198,11 @@ impl Controller {
             return;
         }
         let action = self.startup.on_handshake(&self.view(), rtt, queued);
+        self.apply(&action);
+    }
+
+    /// Applies the parts of a plug-in's action other than `increase` and `exit`.
+    fn apply(&mut self, action: &StartupAction) {
         if let Some(rate) = action.pacing_rate {
             self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
         }
@@ -184,6 +212,33 @@ impl Controller {
         if let Some(s) = action.set_ssthresh {
             self.ssthresh = Ssthresh::Bytes(s.max(2.0 * self.cfg.mss as f64));
         }
+        match action.send_limit {
+            Some(SendLimit::Open) => self.send_limit = None,
+            Some(SendLimit::Upto(seq)) => self.send_limit = Some(seq),
+            None => {}
+        }
+        if action.exit_when_sent.is_some() {
+            self.exit_when_sent = action.exit_when_sent;
+        }
+    }
+
+    /// New data was sent up to `snd_max` (one past the highest byte sent). Ends startup if a
+    /// plug-in asked to leave once that data is out ([`StartupAction::exit_when_sent`]).
+    pub fn on_data_sent(&mut self, now: Time, snd_max: u64) {
+        if let Some((seq, reason)) = self.exit_when_sent {
+            if snd_max >= seq && self.phase == Phase::SlowStart {
+                self.ssthresh = Ssthresh::Bytes(self.cwnd);
+                self.leave_startup(now, reason);
+                self.enter_ca(now);
+            }
+        }
+    }
+
+    /// Bytes were retransmitted (counted for [`StartupAlgorithm::after_recovery`]).
+    ///
+    /// [`StartupAlgorithm::after_recovery`]: crate::startup::StartupAlgorithm::after_recovery
+    pub fn on_retransmit(&mut self, bytes: u64) {
+        self.retransmitted += bytes;
     }
 
     /// An ACK that advanced the cumulative ACK point, outside loss recovery.
@@ -224,15 +279,7 @@ impl Controller {
                     _ => grown,
                 };
             }
-            if let Some(rate) = action.pacing_rate {
-                self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
-            }
-            if let Some(w) = action.set_cwnd {
-                self.cwnd = w.max(self.cfg.mss as f64);
-            }
-            if let Some(s) = action.set_ssthresh {
-                self.ssthresh = Ssthresh::Bytes(s.max(2.0 * self.cfg.mss as f64));
-            }
+            self.apply(&action);
             if let Some(reason) = action.exit {
                 if action.set_ssthresh.is_none() {
                     self.ssthresh = Ssthresh::Bytes(self.cwnd);
@@ -266,12 +313,14 @@ impl Controller {
             CongestionKind::FastRetransmit => ExitReason::Loss,
             CongestionKind::Timeout => ExitReason::Timeout,
         };
+        let mut plug_in_ss = None;
         if self.phase == Phase::SlowStart {
             self.startup.on_congestion(&self.view(), ev);
+            plug_in_ss = self.startup.loss_ssthresh(&self.view(), ev, self.retransmitted);
             self.leave_startup(ev.now, reason);
         }
         let view = self.view();
-        let mut ss = self.avoidance.ssthresh_after_loss(&view, ev);
+        let mut ss = plug_in_ss.unwrap_or_else(|| self.avoidance.ssthresh_after_loss(&view, ev));
         if ev.kind == CongestionKind::Timeout && self.phase == Phase::Recovery {
             // NOTE: RFC 5681 §3.1 asks for ssthresh "no more than" max(FlightSize/2, 2*SMSS) on a
             // timeout. During SACK recovery FlightSize spans every byte sent since the loss (new data
@@ -314,6 +363,11 @@ impl Controller {
     /// Recovery ended with window `cwnd`; the controller resumes in slow start or avoidance.
     pub fn on_recovery_exit(&mut self, now: Time, cwnd: f64) {
         self.cwnd = cwnd.max(self.cfg.mss as f64);
+        if let Some(w) = self.startup.after_recovery(&self.view(), self.retransmitted) {
+            let w = w.max(2.0 * self.cfg.mss as f64);
+            self.cwnd = w;
+            self.ssthresh = Ssthresh::Bytes(w);
+        }
         if self.ssthresh.above(self.cwnd) {
             self.phase = Phase::SlowStart;
         } else {
@@ -331,6 +385,8 @@ impl Controller {
 
     fn leave_startup(&mut self, now: Time, reason: ExitReason) {
         self.startup_pacing = None;
+        self.send_limit = None;
+        self.exit_when_sent = None;
         if self.exit.is_none() {
             self.exit = Some(StartupExit { time: now, reason, cwnd: self.cwnd });
         }

@@ -92,13 +92,23 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Option<&T>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
-    let names: Vec<String> = match values.first().or(None) {
-        Some(Value::Object(o)) => o.keys().cloned().collect(),
-        _ => match template.map(serde_json::to_value) {
-            Some(Ok(Value::Object(o))) => o.keys().cloned().collect(),
-            _ => Vec::new(),
-        },
-    };
+    // Every key of every row, in order of first appearance: plug-in columns (e.g. `past_case`)
+    // exist only on the flows that ran that plug-in; other rows get null.
+    let mut names: Vec<String> = Vec::new();
+    for v in &values {
+        if let Value::Object(o) = v {
+            for k in o.keys() {
+                if !names.contains(k) {
+                    names.push(k.clone());
+                }
+            }
+        }
+    }
+    if values.is_empty() {
+        if let Some(Ok(Value::Object(o))) = template.map(serde_json::to_value) {
+            names = o.keys().cloned().collect();
+        }
+    }
     for name in names {
         let l = PyList::empty(py);
         for v in &values {

@@ -4,6 +4,8 @@
 use crate::sim::Simulation;
 use crate::trace::{Traces, SEQ_KINDS};
 use serde::Serialize;
+use startlab_cc::startup::Detail;
+use std::collections::BTreeMap;
 use startlab_scenario::QueueLimit;
 use startlab_units::Time;
 
@@ -90,6 +92,10 @@ pub struct FlowResult {
     pub final_cwnd_pkts: f64,
     /// s.
     pub srtt: Option<f64>,
+    /// Values the startup plug-in reports, one column each, named with the algorithm's prefix
+    /// (e.g. Paced Start's `past_case`, `past_gap`); absent for other algorithms.
+    #[serde(flatten)]
+    pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
 /// One row of the per-link-direction table.
@@ -247,6 +253,17 @@ impl Simulation {
                 final_cwnd: cc.cwnd(),
                 final_cwnd_pkts: cc.cwnd() / mss as f64,
                 srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
+                startup_details: cc
+                    .startup_report()
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Detail::Num(x) => serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number),
+                            Detail::Text(t) => serde_json::Value::String(t.to_string()),
+                        };
+                        (k.to_string(), v)
+                    })
+                    .collect(),
             });
         }
         let links = self

@@ -332,6 +332,10 @@ impl Sender {
         }
         let seq = self.snd_nxt;
         let len = self.seg_len(seq) as u64;
+        if seq >= self.snd_max && self.cc.send_limit().is_some_and(|limit| seq + len > limit) {
+            // The startup plug-in holds new data (Paced Start between trains).
+            return None;
+        }
         let flight = self.snd_nxt - self.snd_una;
         let wnd = (self.cc.cwnd().floor() as u64).min(self.rwnd);
         let rwnd_ok = flight + len <= self.rwnd;
@@ -437,6 +441,7 @@ impl Sender {
             if self.first_data.is_none() {
                 self.first_data = Some(now);
             }
+            self.cc.on_data_sent(now, end);
         } else {
             let i = self.idx(seq);
             let (delivered, delivered_time) = (self.delivered, self.delivered_time);
@@ -452,6 +457,7 @@ impl Sender {
         self.stats.packets_sent += 1;
         if retransmit {
             self.stats.retransmissions += 1;
+            self.cc.on_retransmit(len as u64);
         }
         if self.rto_deadline.is_none() {
             self.arm_timer(now);

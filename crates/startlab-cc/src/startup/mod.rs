@@ -63,6 +63,32 @@ pub struct StartupAction {
     /// action changes it or startup ends (ALGORITHMS.md §0.6). `None` leaves the rate unchanged;
     /// `Some(0.0)` stops pacing without ending startup (Jump-Start after its first flight).
     pub pacing_rate: Option<f64>,
+    /// Hold new data: `Upto(seq)` lets no byte at or beyond `seq` (data bytes counted from 0) leave
+    /// until a later action moves the limit; `Open` removes it. Retransmissions are never held.
+    /// Paced Start sends one train, then waits for all of its ACKs (ALGORITHMS.md §7.4).
+    pub send_limit: Option<SendLimit>,
+    /// End startup (ssthresh = cwnd, congestion avoidance) as soon as new data up to this sequence
+    /// number has been sent: Paced Start's startup ends when its FILL train's last packet leaves.
+    pub exit_when_sent: Option<(u64, ExitReason)>,
+}
+
+/// A hold on new data set by a startup plug-in (see [`StartupAction::send_limit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendLimit {
+    /// No hold.
+    Open,
+    /// New data may be sent only below this sequence number.
+    Upto(u64),
+}
+
+/// A value a startup plug-in reports about its run, for the per-flow results (e.g. Paced Start's
+/// exit case and exit gap).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Detail {
+    /// A number.
+    Num(f64),
+    /// A name.
+    Text(&'static str),
 }
 
 impl StartupAction {
@@ -90,8 +116,32 @@ pub trait StartupAlgorithm: std::fmt::Debug {
         StartupAction::default()
     }
 
+    /// The controller was built: the plug-in may shape the very first flight (Paced Start sends a
+    /// packet pair instead of the initial window). Applied like [`StartupAlgorithm::on_handshake`].
+    fn on_start(&mut self, _view: &CcView) -> StartupAction {
+        StartupAction::default()
+    }
+
     /// A congestion signal arrived (after which the controller leaves startup).
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {}
+
+    /// The slow-start threshold (bytes) after a congestion signal in startup, instead of the
+    /// avoidance plug-in's; `retransmitted` is the bytes retransmitted so far on the connection.
+    /// Paced Start: half of the last train after a timeout (ALGORITHMS.md §7.6).
+    fn loss_ssthresh(&mut self, _view: &CcView, _ev: &CongestionEvent, _retransmitted: u64) -> Option<f64> {
+        None
+    }
+
+    /// Loss recovery ended; `retransmitted` is the bytes retransmitted so far on the connection.
+    /// `Some(w)` sets `cwnd = ssthresh = w` (Jump-Start: half of what was delivered, §10.2).
+    fn after_recovery(&mut self, _view: &CcView, _retransmitted: u64) -> Option<f64> {
+        None
+    }
+
+    /// Values for the per-flow results (name, value); names carry the algorithm's prefix.
+    fn report(&self) -> Vec<(&'static str, Detail)> {
+        Vec::new()
+    }
 
     /// An ACK in congestion avoidance (outside recovery). A threshold above cwnd re-opens slow
     /// start with it as ssthresh (Astart: "if ssthresh_est > ssthresh: ssthresh = ssthresh_est  #
@@ -118,6 +168,13 @@ macro_rules! startups {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Startup::$variant(_) => $name,)*
+                }
+            }
+
+            /// The plug-in behind the enum, read-only.
+            fn inner_ref(&self) -> &dyn StartupAlgorithm {
+                match self {
+                    $(Startup::$variant(a) => a,)*
                 }
             }
 
@@ -181,9 +238,25 @@ impl Startup {
     pub fn on_handshake(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>) -> StartupAction {
         self.inner().on_handshake(view, rtt, queued)
     }
+    /// Dispatches the start of the connection.
+    pub fn on_start(&mut self, view: &CcView) -> StartupAction {
+        self.inner().on_start(view)
+    }
     /// Dispatches a congestion signal.
     pub fn on_congestion(&mut self, view: &CcView, ev: &CongestionEvent) {
         self.inner().on_congestion(view, ev)
+    }
+    /// Dispatches the ssthresh override after a congestion signal in startup.
+    pub fn loss_ssthresh(&mut self, view: &CcView, ev: &CongestionEvent, retransmitted: u64) -> Option<f64> {
+        self.inner().loss_ssthresh(view, ev, retransmitted)
+    }
+    /// Dispatches the end of loss recovery.
+    pub fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+        self.inner().after_recovery(view, retransmitted)
+    }
+    /// The plug-in's values for the results.
+    pub fn report(&self) -> Vec<(&'static str, Detail)> {
+        self.inner_ref().report()
     }
     /// Dispatches an ACK in congestion avoidance; `Some(ssthresh)` re-opens slow start.
     pub fn reopen(&mut self, view: &CcView, ack: &AckEvent) -> Option<f64> {
