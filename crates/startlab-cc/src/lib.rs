@@ -45,6 +45,8 @@ pub enum ExitReason {
     BandwidthPlateau,
     /// A bandwidth or ssthresh estimate ended startup (packet pair, Westwood ERE).
     Estimate,
+    /// Paced Start found the target rate and sent its FILL train.
+    RateFound,
 }
 
 impl ExitReason {
@@ -60,6 +62,7 @@ impl ExitReason {
             ExitReason::VegasDiff => "vegas-diff",
             ExitReason::BandwidthPlateau => "bandwidth-plateau",
             ExitReason::Estimate => "estimate",
+            ExitReason::RateFound => "rate-found",
         }
     }
 }

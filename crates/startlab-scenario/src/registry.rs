@@ -255,6 +255,15 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
     summary: "More-Start: after the handshake pace the first RTT at an application-given rate q (window (L/MTU)·q·RTT_syn), then unpaced slow start (needs tcp.handshake = true)",
     source: "Scharf, fast startup schemes (ALGORITHMS.md §10.3)",
     params: &[ParamInfo { name: "rate", kind: ParamKind::Number, default: "10000000", help: "q: initial rate in bit/s at the IP layer (Scharf's Fig. 10: the path's 10 Mb/s); positive" }],
+}, AlgorithmInfo {
+    name: "paced-start",
+    role: "startup",
+    summary: "Paced Start (PaSt): a packet pair, then paced trains doubling each round with a binary search on the gap (Figure 5); exit at cwnd = RTT/g after a paced FILL train, or on loss",
+    source: "Hu & Steenkiste, Improving TCP Startup Performance using Active Measurements, ICNP 2003, §3 (ALGORITHMS.md §7)",
+    params: &[
+        ParamInfo { name: "epsilon", kind: ParamKind::Number, default: "0.05", help: "gap tolerance: queueing means g_d > g_s·(1 + epsilon); 0 to 1 (0 = the idealised tree)" },
+        ParamInfo { name: "rtt", kind: ParamKind::Choice(&["min", "srtt"]), default: "\"min\"", help: "RTT for cwnd = RTT/g: \"min\" = smallest sample of each train's first ACK, \"srtt\" = smoothed RTT" },
+    ],
 }];
 
 /// Every avoidance algorithm.

@@ -367,6 +367,9 @@ fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String,
         "more-start" if !(s.number("rate") > 0.0 && s.number("rate").is_finite()) => {
             err(format!("{p}.rate"), format!("{} is not valid; expected a positive rate in bit/s", s.number("rate")))
         }
+        "paced-start" if !(0.0..=1.0).contains(&s.number("epsilon")) => {
+            err(format!("{p}.epsilon"), format!("{} is not valid; expected a number from 0 to 1", s.number("epsilon")))
+        }
         "bbr-startup" => {
             if let Some(key) = ["pacing_gain", "cwnd_gain"].into_iter().find(|k| s.number(k) <= 0.0) {
                 return err(format!("{p}.{key}"), format!("{} is not valid; expected a positive number", s.number(key)));

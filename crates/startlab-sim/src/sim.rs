@@ -220,6 +220,18 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
             rate_bps: spec.number("rate"),
             header: tcp.header,
         })),
+        "paced-start" => Startup::PacedStart(startlab_cc::startup::PacedStart::new(startlab_cc::startup::PacedStartConfig {
+            epsilon: spec.number("epsilon"),
+            acks: match tcp.ack {
+                startlab_scenario::AckSpec::EveryPacket => startlab_cc::startup::AckCounting::PerPacket,
+                startlab_scenario::AckSpec::Delayed { .. } => startlab_cc::startup::AckCounting::Delayed,
+                startlab_scenario::AckSpec::Quickack { .. } => startlab_cc::startup::AckCounting::QuickAck,
+            },
+            rtt: match spec.choice("rtt") {
+                "srtt" => startlab_cc::startup::PastRtt::Srtt,
+                _ => startlab_cc::startup::PastRtt::Min,
+            },
+        })),
         other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
     }
 }

@@ -100,3 +100,34 @@ fn initial_start_with_iw_83_finishes_100_kb_in_about_one_rtt() {
     assert!((done - TAU - 0.082873).abs() < 0.01, "completion {done:.4} s vs T_IS + tau = {:.4}", 0.082873 + TAU);
     assert_eq!(sent_between(&sim, 0.0, f.t0.unwrap() + 0.001), 100_000, "unpaced: everything leaves at once");
 }
+
+#[test]
+fn jump_start_after_losing_its_first_flight_sets_the_window_to_half_of_what_was_delivered() {
+    // Segments 10, 20 and 30 of the 45-segment first flight are discarded on Scharf's path. SACK
+    // recovery repairs them (R = 3); when it ends cwnd = ssthresh = max((D − R)/2, 2) = 21
+    // segments (ALGORITHMS.md §10.2), where the recovery alone would leave FlightSize/2.
+    let toml = single(
+        "10Mbps",
+        "200ms",
+        "1000pkt",
+        r#"recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet", initial_ssthresh = "infinite", handshake = true"#,
+        "1MB",
+        "10s",
+        "startup = { algorithm = \"jump-start\" }\ndrops = [10, 20, 30]",
+    );
+    let sim = run(&toml);
+    let f = flow(&sim, 0);
+    assert_eq!((f.drops, f.retransmissions, f.timeouts), (3, 3, 0), "{f:?}");
+    assert_eq!(f.exit_reason, "loss");
+    let want = 21.0 * 1448.0;
+    let res = sim.results();
+    let tr = &res.traces.cwnd;
+    let exit = f.startup_exit_time.unwrap();
+    // The trace's point at the loss shows the recovery's ssthresh (FlightSize/2); the next one,
+    // at the end of recovery, the rule's window.
+    let pts: Vec<(f64, f64, f64)> = (0..tr.time.len()).filter(|&i| tr.flow[i] == 0).map(|i| (tr.time[i], tr.cwnd[i], tr.ssthresh[i])).collect();
+    let at_loss = pts.iter().rposition(|p| p.0 <= exit).unwrap();
+    let recovery_ssthresh = pts[at_loss].2;
+    assert!(recovery_ssthresh > want, "recovery starts from FlightSize/2 = {recovery_ssthresh}");
+    assert_eq!((pts[at_loss + 1].1, pts[at_loss + 1].2), (want, want), "cwnd and ssthresh when recovery ends");
+}

@@ -8,21 +8,28 @@
 //! after the 3-way handshake: cwnd = max(D, IW); pace the D bytes evenly over RTT_syn
 //! while the Jump-Start flight is still being paced out: cwnd stays
 //! once all D bytes have left: stop pacing; continue in slow start from cwnd (ssthresh unchanged)
-//! on loss: the controller ends startup; standard recovery (see the NOTE on the post-recovery window)
+//! on loss of Jump-Start data: standard recovery, counting the segments R retransmitted in it;
+//!     at its end cwnd = ssthresh = max((D − R)/2, 2) segments ("half of what was delivered")
+//! on a timeout while Jump-Start data is unacknowledged: ssthresh = max((D − R)/2, 2) segments
 //! ```
 //!
 //! The plug-in learns `RTT_syn` and the queued data from [`StartupAlgorithm::on_handshake`], which
 //! the TCP sender calls when the SYN-ACK of a never-retransmitted SYN arrives. Without that call
 //! (no handshake, or a retransmitted SYN: Karn gives no sample) it is plain RFC 5681 slow start.
 //!
-//! NOTE (ALGORITHMS.md §20 item 14, OPEN): the post-recovery window `cwnd = ssthresh =
-//! max((D − R)/2, 2)` segments is not implemented; after a loss of Jump-Start data the flow's
-//! avoidance plug-in sets ssthresh from FlightSize as after any loss, and recovery ends there.
+//! NOTE (ALGORITHMS.md §10.2 / §20 item 14, OPEN in the sources): a loss counts as a loss of
+//! Jump-Start data when it is detected while the cumulative ACK point is still inside the first
+//! D bytes (the sender cannot tell which segment a duplicate ACK reports without SACK, and this
+//! also covers SACK). `R` counts every segment retransmitted from the congestion signal to the end
+//! of recovery, Jump-Start data or not, because all of it was sent into the same overload. During
+//! recovery the window is the recovery module's (ssthresh from FlightSize, as after any loss); the
+//! rule replaces it when recovery ends. A loss after the first D bytes were acknowledged is an
+//! ordinary slow-start loss.
 //!
 //! Parameter: `u`, the cap on the first flight (bytes; [Scharf]: 64 KiB).
 
 use crate::startup::{StartupAction, StartupAlgorithm};
-use crate::{AckEvent, CcView, CongestionEvent, Dur};
+use crate::{AckEvent, CcView, CongestionEvent, CongestionKind, Dur};
 
 /// The first paced flight shared by Jump-Start and More-Start: it ends once all its bytes left.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,6 +38,11 @@ pub(crate) struct PacedFlight {
     end: Option<u64>,
     /// The paced flight is over (all sent, or a congestion signal): plain slow start from here.
     done: bool,
+    /// Highest cumulative ACK point seen.
+    una: u64,
+    /// Bytes retransmitted on the connection when a loss of first-flight data was signalled; the
+    /// post-recovery rule is pending while set.
+    rtx_at_loss: Option<u64>,
 }
 
 impl PacedFlight {
@@ -45,6 +57,7 @@ impl PacedFlight {
 
     /// An ACK in slow start.
     pub(crate) fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        self.una = self.una.max(ack.ack_seq);
         let grow = StartupAction::grow(ack.newly_acked.min(view.mss) as f64);
         match self.end {
             Some(end) if !self.done => {
@@ -63,6 +76,39 @@ impl PacedFlight {
 
     pub(crate) fn on_congestion(&mut self) {
         self.done = true;
+    }
+
+    /// `max((D − R)/2, 2)` segments in bytes, `R` = segments retransmitted since the loss.
+    fn half_delivered(&self, view: &CcView, retransmitted_since: u64) -> f64 {
+        let d = self.end.unwrap_or(0).div_ceil(view.mss);
+        let r = retransmitted_since.div_ceil(view.mss);
+        (d.saturating_sub(r) / 2).max(2) as f64 * view.mss as f64
+    }
+
+    /// Whether the first flight is sent and not yet all acknowledged.
+    fn first_flight_outstanding(&self) -> bool {
+        self.end.is_some_and(|end| self.una < end)
+    }
+
+    /// ssthresh after a congestion signal in startup (Jump-Start loss rule, §10.2).
+    pub(crate) fn loss_ssthresh(&mut self, view: &CcView, ev: &CongestionEvent, retransmitted: u64) -> Option<f64> {
+        if !self.first_flight_outstanding() {
+            return None;
+        }
+        match ev.kind {
+            // Recovery runs with the usual window; the rule applies when it ends.
+            CongestionKind::FastRetransmit => {
+                self.rtx_at_loss = Some(retransmitted);
+                None
+            }
+            CongestionKind::Timeout => Some(self.half_delivered(view, 0)),
+        }
+    }
+
+    /// The window at the end of the recovery from a first-flight loss.
+    pub(crate) fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+        let at_loss = self.rtx_at_loss.take()?;
+        Some(self.half_delivered(view, retransmitted - at_loss))
     }
 
     #[cfg(test)]
@@ -123,6 +169,14 @@ impl StartupAlgorithm for JumpStart {
 
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
         self.flight.on_congestion();
+    }
+
+    fn loss_ssthresh(&mut self, view: &CcView, ev: &CongestionEvent, retransmitted: u64) -> Option<f64> {
+        self.flight.loss_ssthresh(view, ev, retransmitted)
+    }
+
+    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+        self.flight.after_recovery(view, retransmitted)
     }
 }
 
@@ -185,6 +239,30 @@ pub(crate) mod tests {
         assert_eq!((a.increase, a.pacing_rate, a.exit), (MSS as f64, Some(0.0), None));
         assert!(js.flight.done());
         assert_eq!(js.on_ack(&view(66_000.0), &ack(MSS, 70 * MSS)), StartupAction::grow(MSS as f64));
+    }
+
+    #[test]
+    fn after_recovery_from_a_first_flight_loss_the_window_is_half_of_what_was_delivered() {
+        // §10.2 test vector: D = 30, R = 6 -> cwnd = ssthresh = 12 segments.
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        js.on_handshake(&view(3000.0), Dur::from_millis(100), Some(30 * MSS));
+        js.on_ack(&view(30_000.0), &ack(MSS, 30 * MSS));
+        let fr = CongestionEvent { now: crate::Time(1), kind: CongestionKind::FastRetransmit, flight_size: 29 * MSS, enter_recovery: true };
+        js.on_congestion(&view(30_000.0), &fr);
+        assert_eq!(js.loss_ssthresh(&view(30_000.0), &fr, 0), None, "recovery keeps the usual window");
+        assert_eq!(js.after_recovery(&view(15_000.0), 6 * MSS), Some(12_000.0));
+        assert_eq!(js.after_recovery(&view(15_000.0), 9 * MSS), None, "once per loss");
+        // A timeout while first-flight data is outstanding: ssthresh = D / 2.
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        js.on_handshake(&view(3000.0), Dur::from_millis(100), Some(30 * MSS));
+        let rto = CongestionEvent { kind: CongestionKind::Timeout, enter_recovery: false, ..fr };
+        assert_eq!(js.loss_ssthresh(&view(30_000.0), &rto, 0), Some(15_000.0));
+        // Once the first flight is all acknowledged, a loss is an ordinary one.
+        let mut js = JumpStart::new(JumpStartConfig::default());
+        js.on_handshake(&view(3000.0), Dur::from_millis(100), Some(30 * MSS));
+        js.on_ack(&view(30_000.0), &AckEvent { ack_seq: 30 * MSS, ..ack(30 * MSS, 40 * MSS) });
+        assert_eq!(js.loss_ssthresh(&view(40_000.0), &fr, 0), None);
+        assert_eq!(js.after_recovery(&view(20_000.0), 4 * MSS), None);
     }
 
     #[test]

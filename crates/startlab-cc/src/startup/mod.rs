@@ -24,6 +24,7 @@ mod bbr_startup;
 mod initial_start;
 mod jump_start;
 mod more_start;
+mod paced_start;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use packet_pair::{PacketPair, PacketPairConfig};
@@ -34,6 +35,7 @@ pub use bbr_startup::{BbrStartup, BbrStartupConfig};
 pub use initial_start::InitialStart;
 pub use jump_start::{JumpStart, JumpStartConfig};
 pub use more_start::{MoreStart, MoreStartConfig};
+pub use paced_start::{AckCounting, PacedStart, PacedStartConfig, PastRtt};
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
@@ -227,6 +229,8 @@ startups! {
     JumpStart(JumpStart) = "jump-start",
     /// More-Start: the first RTT paced at an application-given rate (Scharf; ALGORITHMS.md §10.3).
     MoreStart(MoreStart) = "more-start",
+    /// Paced Start: doubling paced trains and a binary search on the rate (Hu & Steenkiste; ALGORITHMS.md §7).
+    PacedStart(PacedStart) = "paced-start",
 }
 
 impl Startup {

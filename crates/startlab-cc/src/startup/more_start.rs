@@ -62,6 +62,15 @@ impl StartupAlgorithm for MoreStart {
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
         self.flight.on_congestion();
     }
+
+    // "Loss handling as Jump-Start" (ALGORITHMS.md §10.3).
+    fn loss_ssthresh(&mut self, view: &CcView, ev: &CongestionEvent, retransmitted: u64) -> Option<f64> {
+        self.flight.loss_ssthresh(view, ev, retransmitted)
+    }
+
+    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+        self.flight.after_recovery(view, retransmitted)
+    }
 }
 
 #[cfg(test)]
