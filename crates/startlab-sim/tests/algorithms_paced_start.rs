@@ -142,7 +142,7 @@ fn with_delayed_acks_the_first_train_is_four_packets_and_the_estimate_still_hold
     // arriving meanwhile (one every 10 us) are served between them, so g_B reads one CBR packet
     // (4 us) high, as a real packet pair would.
     let g_b = num(&f, "past_g_b").unwrap();
-    assert!(g_b >= G_B - 1e-9 && g_b < 1.06 * G_B, "g_B from ACKs of two segments: {g_b}");
+    assert!((G_B - 1e-9..1.06 * G_B).contains(&g_b), "g_B from ACKs of two segments: {g_b}");
     assert_eq!(num(&f, "past_case"), Some(2.0), "alpha = 0.6 is case 2");
     assert_eq!(f.su_loss, Some(0.0));
 }
