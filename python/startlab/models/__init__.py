@@ -4,6 +4,7 @@ Each model restates a paper's equations as shared/spec/ALGORITHMS.md §18 reads 
 worked examples there are tests.
 """
 
+from . import paced_start, scharf
 from .scharf import psi, t_is, t_js, t_ms, t_paced, t_qs, t_ss
 
-__all__ = ["psi", "t_is", "t_js", "t_ms", "t_paced", "t_qs", "t_ss"]
+__all__ = ["paced_start", "psi", "scharf", "t_is", "t_js", "t_ms", "t_paced", "t_qs", "t_ss"]
