@@ -27,9 +27,11 @@ mod build;
 pub mod engine;
 mod metrics;
 pub mod net;
+pub mod red;
 pub mod rng;
 mod sim;
 pub mod trace;
+pub mod workload;
 
 pub use metrics::{FlowResult, LinkResult, Results};
 pub use sim::{BuildError, EngineStats, Simulation};
