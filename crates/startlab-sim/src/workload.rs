@@ -140,7 +140,7 @@ pub fn poisson_arrivals(rate: f64, start: Time, stop: Time, count: Option<u64>, 
         if count.is_some_and(|n| out.len() as u64 >= n) {
             break;
         }
-        t = t + Dur::from_secs_f64(-open01(rng).ln() / rate);
+        t += Dur::from_secs_f64(-open01(rng).ln() / rate);
         if t >= stop {
             break;
         }
