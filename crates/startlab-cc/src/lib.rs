@@ -45,6 +45,8 @@ pub enum ExitReason {
     BandwidthPlateau,
     /// A bandwidth or ssthresh estimate ended startup (packet pair, Westwood ERE).
     Estimate,
+    /// Quick-Start "QS 2": ssthresh = QS_cwnd once the Quick-Start window is acknowledged.
+    QuickStart,
 }
 
 impl ExitReason {
@@ -60,6 +62,7 @@ impl ExitReason {
             ExitReason::VegasDiff => "vegas-diff",
             ExitReason::BandwidthPlateau => "bandwidth-plateau",
             ExitReason::Estimate => "estimate",
+            ExitReason::QuickStart => "quick-start",
         }
     }
 }
