@@ -224,3 +224,12 @@ fn quick_start_costs_a_slow_start_flow_nothing_and_runs_are_deterministic() {
     let b = flow(&run(&text), 0);
     assert_eq!(a, b, "same scenario, same seed, same result");
 }
+
+#[test]
+fn the_example_scenario_approves_the_first_flow_and_denies_the_late_one() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/quick-start.toml")).unwrap();
+    let sim = run(&text);
+    assert_eq!(outcome(&flow(&sim, 0)), "approved");
+    assert_eq!(outcome(&flow(&sim, 1)), "denied");
+    assert!(flow(&sim, 0).completed && flow(&sim, 1).completed);
+}
