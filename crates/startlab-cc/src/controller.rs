@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::{Detail, SendLimit, Startup, StartupAction};
+use crate::startup::{Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 
@@ -201,6 +201,16 @@ impl Controller {
         self.apply(&action);
     }
 
+    /// The sender's verdict on its Quick-Start request (RFC 4782). The plug-in always records it;
+    /// its action (the paced Quick-Start window) applies only while still in startup.
+    pub fn on_quick_start(&mut self, ev: QuickStartEvent) {
+        let in_startup = self.phase == Phase::SlowStart && self.exit.is_none();
+        let action = self.startup.on_quick_start(&self.view(), &QuickStartEvent { in_startup, ..ev });
+        if in_startup {
+            self.apply(&action);
+        }
+    }
+
     /// Applies the parts of a plug-in's action other than `increase` and `exit`.
     fn apply(&mut self, action: &StartupAction) {
         if let Some(rate) = action.pacing_rate {
@@ -367,6 +377,9 @@ impl Controller {
             let w = w.max(2.0 * self.cfg.mss as f64);
             self.cwnd = w;
             self.ssthresh = Ssthresh::Bytes(w);
+        }
+        if let Some(w) = self.startup.recovery_cwnd(&self.view()) {
+            self.cwnd = w.max(self.cfg.mss as f64);
         }
         if self.ssthresh.above(self.cwnd) {
             self.phase = Phase::SlowStart;

@@ -47,6 +47,8 @@ pub enum ExitReason {
     Estimate,
     /// Paced Start found the target rate and sent its FILL train.
     RateFound,
+    /// Quick-Start "QS 2": ssthresh = QS_cwnd once the Quick-Start window is acknowledged.
+    QuickStart,
 }
 
 impl ExitReason {
@@ -63,6 +65,7 @@ impl ExitReason {
             ExitReason::BandwidthPlateau => "bandwidth-plateau",
             ExitReason::Estimate => "estimate",
             ExitReason::RateFound => "rate-found",
+            ExitReason::QuickStart => "quick-start",
         }
     }
 }

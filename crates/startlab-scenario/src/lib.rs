@@ -99,6 +99,8 @@ pub struct Scenario {
     pub measure: MeasureSpec,
     /// What to trace.
     pub trace: TraceSpec,
+    /// Quick-Start routers (RFC 4782): which routers take part and how they admit requests.
+    pub quick_start: QuickStartSpec,
 }
 
 /// Queue limit.
@@ -420,6 +422,20 @@ pub struct CrossSpec {
     pub start: Dur,
     /// No packet at or after this time.
     pub stop: Dur,
+}
+
+/// Quick-Start support in the routers (`[quick_start]`, ALGORITHMS.md §10.1). Only matters when a
+/// flow uses the `quick-start` startup algorithm.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuickStartSpec {
+    /// Router names that process Quick-Start requests; `None` = every router. A router not listed
+    /// forwards requests untouched (the sender's TTL check then fails).
+    pub routers: Option<Vec<String>>,
+    /// Share of each output link's capacity the router may hand out: it approves a rate iff
+    /// `share·capacity − utilisation − rates approved in the window >= rate`; in (0, 1].
+    pub share: f64,
+    /// Window over which utilisation and approved rates are summed.
+    pub window: Dur,
 }
 
 /// Measurement options.

@@ -19,6 +19,7 @@ pub struct Scenario {
     pub cross: Vec<Cross>,
     pub measure: Option<Measure>,
     pub trace: Option<Trace>,
+    pub quick_start: Option<QuickStart>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -131,4 +132,13 @@ pub struct Trace {
     pub seq: Option<bool>,
     pub queue: Option<bool>,
     pub interval: Option<DurV>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct QuickStart {
+    /// "all" or a list of router names; checked by `resolve`.
+    pub routers: Option<serde_json::Value>,
+    pub share: Option<f64>,
+    pub window: Option<DurV>,
 }

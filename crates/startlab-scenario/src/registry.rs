@@ -4,7 +4,7 @@
 //! it, and `startlab.algorithms()` returns it.
 
 use serde::Serialize;
-use startlab_units::{parse_bytes, parse_dur, parse_pkts, Dur};
+use startlab_units::{parse_bytes, parse_dur, parse_pkts, parse_rate, Dur};
 
 /// How a parameter is written.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -14,6 +14,8 @@ pub enum ParamKind {
     Window,
     /// A duration ("2ms").
     Duration,
+    /// A rate ("10Mbps"), resolved to bit/s as a number.
+    Rate,
     /// A TOML float or integer.
     Number,
     /// A TOML integer >= 0.
@@ -264,7 +266,29 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
         ParamInfo { name: "epsilon", kind: ParamKind::Number, default: "0.05", help: "gap tolerance: queueing means g_d > g_s·(1 + epsilon); 0 to 1 (0 = the idealised tree)" },
         ParamInfo { name: "rtt", kind: ParamKind::Choice(&["min", "srtt"]), default: "\"min\"", help: "RTT for cwnd = RTT/g: \"min\" = smallest sample of each train's first ACK, \"srtt\" = smoothed RTT" },
     ],
+}, AlgorithmInfo {
+    name: "quick-start",
+    role: "startup",
+    summary: "Quick-Start: the SYN asks the routers for a rate (40 kbit/s x 2^N); if every router approves (possibly lower) the first window R*T/(MSS+H) is paced at R, then slow start (qs1) or avoidance at that window (qs2); denied or invalid: slow start from IW",
+    source: "RFC 4782 (Floyd, Allman, Jain, Sarolahti); Scharf, fast startup schemes (ALGORITHMS.md §10.1)",
+    params: &[
+        ParamInfo {
+            name: "rate",
+            kind: ParamKind::Rate,
+            default: "1.31072Gbps",
+            help: "the wanted rate at the IP layer, rounded down to a code point 40 kbit/s x 2^N (N = 1..15, 80kbps to 1.31072Gbps); the default asks for the largest and lets the routers lower it",
+        },
+        ParamInfo {
+            name: "variant",
+            kind: ParamKind::Choice(&["qs1", "qs2"]),
+            default: "qs1",
+            help: "after the Quick-Start window: qs1 continues in slow start (Scharf's QS 1), qs2 sets ssthresh = QS_cwnd and enters congestion avoidance (QS 2)",
+        },
+    ],
 }];
+
+/// The smallest Quick-Start rate (code N = 1: 40 kbit/s x 2), bit/s.
+pub const QS_MIN_RATE_BPS: f64 = 80_000.0;
 
 /// Every avoidance algorithm.
 pub static AVOIDANCE: &[AlgorithmInfo] = &[AlgorithmInfo {
@@ -318,6 +342,7 @@ pub fn parse_param(kind: ParamKind, v: &serde_json::Value, mss: u64) -> Result<P
             parse_bytes(s).map(ParamValue::Bytes).map_err(|_| format!("{s:?} is not a window; expected segments (\"100pkt\") or bytes (\"64KiB\")"))
         }
         (ParamKind::Duration, V::String(s)) => parse_dur(s).map(ParamValue::Dur).map_err(|e| e.to_string()),
+        (ParamKind::Rate, V::String(s)) => parse_rate(s).map(|r| ParamValue::Number(r.bps() as f64)).map_err(|e| e.to_string()),
         (ParamKind::Number, V::Number(n)) => n
             .as_f64()
             .filter(|x| x.is_finite())
@@ -335,6 +360,7 @@ pub fn describe(kind: ParamKind) -> String {
     match kind {
         ParamKind::Window => "segments (\"100pkt\") or bytes (\"64KiB\")".into(),
         ParamKind::Duration => "a duration such as \"2ms\"".into(),
+        ParamKind::Rate => "a rate such as \"10Mbps\"".into(),
         ParamKind::Number => "a number".into(),
         ParamKind::Integer => "a non-negative integer".into(),
         ParamKind::Bool => "true or false".into(),

@@ -131,6 +131,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     if early_rtts == 0 {
         return err("measure.early_rtts", "must be at least 1");
     }
+    let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let t = s.trace.as_ref();
     Ok(Scenario {
         name: s.name,
@@ -146,7 +147,55 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
             queue: t.and_then(|t| t.queue).unwrap_or(true),
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
         },
+        quick_start,
     })
+}
+
+/// `[quick_start]`: which routers take part, and their admission rule's share and window.
+fn quick_start(q: Option<&raw::QuickStart>, topo: &Topology) -> R<QuickStartSpec> {
+    let router_names: Vec<String> = match topo {
+        // build.rs names the dumbbell's two routers "left" (senders' side) and "right".
+        Topology::Dumbbell(_) => vec!["left".into(), "right".into()],
+        Topology::Graph(g) => g.nodes[g.hosts..].to_vec(),
+    };
+    let routers = match q.and_then(|q| q.routers.as_ref()) {
+        None => None,
+        Some(serde_json::Value::String(s)) if s == "all" => None,
+        Some(serde_json::Value::Array(items)) => {
+            let mut names = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("quick_start.routers[{i}]");
+                let Some(name) = item.as_str() else {
+                    return err(at, format!("{item} is not a router name; expected a string, one of {router_names:?}"));
+                };
+                if !router_names.iter().any(|r| r == name) {
+                    let what = if matches!(topo, Topology::Graph(g) if g.nodes[..g.hosts].iter().any(|h| h == name)) {
+                        "is a host; only routers forward packets and process Quick-Start requests"
+                    } else {
+                        "is not a router"
+                    };
+                    return err(at, format!("{name:?} {what}; routers are {router_names:?}"));
+                }
+                if names.iter().any(|n: &String| n == name) {
+                    return err(at, format!("router {name:?} is listed twice"));
+                }
+                names.push(name.to_string());
+            }
+            Some(names)
+        }
+        Some(other) => {
+            return err("quick_start.routers", format!("{other} is not valid; expected \"all\" or a list of router names such as [\"left\"] (routers are {router_names:?})"))
+        }
+    };
+    let share = q.and_then(|q| q.share).unwrap_or(1.0);
+    if !(share > 0.0 && share <= 1.0) {
+        return err("quick_start.share", format!("{share} is not valid; expected a number greater than 0 and at most 1"));
+    }
+    let window = q.and_then(|q| q.window).map_or(Dur::from_secs(1), |d| d.0);
+    if window == Dur::ZERO {
+        return err("quick_start.window", "must be longer than 0s");
+    }
+    Ok(QuickStartSpec { routers, share, window })
 }
 
 fn topology(t: &raw::Topology, flows: u64) -> R<Topology> {
@@ -359,6 +408,10 @@ fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String,
         "initial-start" if !(1..=100_000).contains(&s.bytes("initial_window").div_ceil(tcp.mss)) => {
             err(format!("{p}.initial_window"), "must be between 1 and 100000 segments")
         }
+        "quick-start" if s.number("rate") < crate::registry::QS_MIN_RATE_BPS => err(
+            format!("{p}.rate"),
+            format!("{} bit/s is below the smallest Quick-Start rate; expected at least \"80kbps\" (40 kbit/s x 2^1)", s.number("rate")),
+        ),
         "jump-start" | "more-start" if !tcp.handshake => err(
             format!("{p}.algorithm"),
             format!("{:?} sizes its first flight from the handshake RTT; it needs tcp.handshake = true", s.algorithm),

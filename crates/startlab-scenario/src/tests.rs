@@ -162,3 +162,34 @@ fn fast_startups_set_the_iw_or_need_the_handshake() {
     let e = refused(&with("mss = \"1000B\", handshake = true", "algorithm = \"more-start\", rate = 0"));
     assert_eq!(e.path, "flows[0].startup.rate");
 }
+
+#[test]
+fn quick_start_defaults_and_its_router_table_are_checked() {
+    let with = |table: &str, startup: &str| EXAMPLE.replace(r#"startup = { algorithm = "slow-start" }"#, startup).replace("[[cross]]", &format!("{table}\n[[cross]]"));
+    let qs = r#"startup = { algorithm = "quick-start" }"#;
+    let s = from_toml(&with("", qs)).unwrap();
+    assert_eq!(s.quick_start, QuickStartSpec { routers: None, share: 1.0, window: Dur::from_secs(1) });
+    assert_eq!(s.flows[0].startup.number("rate"), 1.31072e9, "default: the largest code point");
+    assert_eq!(s.flows[0].startup.choice("variant"), "qs1");
+    let s = from_toml(&with("[quick_start]\nrouters = [\"right\"]\nshare = 0.5\nwindow = \"200ms\"", r#"startup = { algorithm = "quick-start", rate = "10Mbps", variant = "qs2" }"#)).unwrap();
+    assert_eq!(s.quick_start.routers, Some(vec!["right".to_string()]));
+    assert_eq!((s.quick_start.share, s.quick_start.window), (0.5, Dur::from_millis(200)));
+    assert_eq!(s.flows[0].startup.number("rate"), 10e6);
+    let cases = [
+        ("[quick_start]\nrouters = [\"s0\"]", qs, "quick_start.routers[0]", "is not a router"),
+        ("[quick_start]\nrouters = [\"left\", \"left\"]", qs, "quick_start.routers[1]", "listed twice"),
+        ("[quick_start]\nrouters = \"some\"", qs, "quick_start.routers", "expected \"all\" or a list"),
+        ("[quick_start]\nrouters = [3]", qs, "quick_start.routers[0]", "not a router name"),
+        ("[quick_start]\nshare = 0.0", qs, "quick_start.share", "greater than 0 and at most 1"),
+        ("[quick_start]\nshare = 1.5", qs, "quick_start.share", "greater than 0 and at most 1"),
+        ("[quick_start]\nwindow = \"0s\"", qs, "quick_start.window", "longer than 0s"),
+        ("[quick_start]\nwindows = \"1s\"", qs, "quick_start", "unknown field"),
+        ("", r#"startup = { algorithm = "quick-start", rate = "50kbps" }"#, "flows[0].startup.rate", "80kbps"),
+        ("", r#"startup = { algorithm = "quick-start", rate = 10000000 }"#, "flows[0].startup.rate", "a rate such as \"10Mbps\""),
+        ("", r#"startup = { algorithm = "quick-start", variant = "qs3" }"#, "flows[0].startup.variant", "\"qs1\", \"qs2\""),
+    ];
+    for (table, startup, path, message) in cases {
+        let e = refused(&with(table, startup));
+        assert!(e.path.starts_with(path) && e.message.contains(message), "{table} {startup}: got {e}");
+    }
+}

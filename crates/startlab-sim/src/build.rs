@@ -16,6 +16,8 @@ pub struct Network {
     pub pair_hosts: Vec<(u32, u32)>,
     /// Dumbbell cross hosts, one pair per cross source.
     pub cross_hosts: Vec<(u32, u32)>,
+    /// Per node: a host (ends paths, never forwards) rather than a router.
+    pub is_host: Vec<bool>,
 }
 
 fn limit(q: &QueueSpec) -> startlab_scenario::QueueLimit {
@@ -41,6 +43,7 @@ pub fn network(s: &Scenario) -> Network {
     let is_host: Vec<bool>;
     match &s.topology {
         Topology::Dumbbell(d) => {
+            // The two routers; `[quick_start] routers` names them (docs/SCENARIOS.md).
             nodes.push("left".to_string());
             nodes.push("right".to_string());
             for i in 0..d.rtts.len() {
@@ -78,7 +81,7 @@ pub fn network(s: &Scenario) -> Network {
         }
     }
     let routes = Routes::shortest(nodes.len(), &channels, &is_host);
-    Network { nodes, channels, routes, pair_hosts, cross_hosts }
+    Network { nodes, channels, routes, pair_hosts, cross_hosts, is_host }
 }
 
 impl Network {

@@ -1,5 +1,6 @@
 //! Packets, link directions ("channels") with drop-tail queues, and static routes.
 
+use startlab_cc::startup::QsRequest;
 use startlab_scenario::QueueLimit;
 use startlab_tcp::Ack;
 use startlab_units::{Dur, Rate, Time};
@@ -45,6 +46,12 @@ pub struct Packet {
     pub flags: u8,
     /// ACK contents.
     pub ack: Ack,
+    /// IP TTL: [`INITIAL_IP_TTL`] at the sending host, decremented by every router hop.
+    ///
+    /// [`INITIAL_IP_TTL`]: startlab_cc::startup::INITIAL_IP_TTL
+    pub ttl: u8,
+    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
+    pub qs: Option<QsRequest>,
 }
 
 /// Packets live here, reused through a free list: no allocation per packet once warm.
@@ -72,6 +79,10 @@ impl Arena {
     /// Reads a packet.
     pub fn get(&self, i: u32) -> &Packet {
         &self.slots[i as usize]
+    }
+    /// A packet, to change in flight (a router rewriting its TTL and options).
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i as usize]
     }
     /// Packets alive.
     pub fn live(&self) -> usize {
@@ -355,5 +366,118 @@ impl Routes {
         let c = self.col[target as usize]? as usize;
         let ch = self.table[r * self.cols + c];
         (ch != u32::MAX).then_some(ch)
+    }
+}
+
+/// Buckets per Quick-Start measurement window.
+const QS_BUCKETS: u64 = 10;
+
+/// A Quick-Start router's view of one output link (ALGORITHMS.md §10.1 RESOLVED admission rule):
+/// the bytes it accepted over the last window, in [`QS_BUCKETS`] time buckets (O(1) per packet),
+/// and the rates it approved during the last window.
+#[derive(Debug)]
+pub struct QsLink {
+    window: Dur,
+    bucket_ns: u64,
+    buckets: [u64; QS_BUCKETS as usize],
+    /// Bucket number (`time / bucket_ns`) of the newest bucket.
+    newest: u64,
+    /// Bytes in the buckets.
+    sum: u64,
+    approvals: VecDeque<(Time, f64)>,
+    approved: f64,
+}
+
+impl QsLink {
+    /// A link measured over `window` (> 0).
+    pub fn new(window: Dur) -> QsLink {
+        QsLink {
+            window,
+            bucket_ns: (window.as_nanos() / QS_BUCKETS).max(1),
+            buckets: [0; QS_BUCKETS as usize],
+            newest: 0,
+            sum: 0,
+            approvals: VecDeque::new(),
+            approved: 0.0,
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        let idx = now.as_nanos() / self.bucket_ns;
+        if idx > self.newest {
+            for k in 1..=(idx - self.newest).min(QS_BUCKETS) {
+                let slot = ((self.newest + k) % QS_BUCKETS) as usize;
+                self.sum -= self.buckets[slot];
+                self.buckets[slot] = 0;
+            }
+            self.newest = idx;
+        }
+        while self.approvals.front().is_some_and(|&(t, _)| t + self.window <= now) {
+            if let Some((_, r)) = self.approvals.pop_front() {
+                self.approved -= r;
+            }
+        }
+        if self.approvals.is_empty() {
+            self.approved = 0.0; // no drift from float sums
+        }
+    }
+
+    /// `bytes` were accepted for transmission at `now`.
+    #[inline]
+    pub fn add(&mut self, now: Time, bytes: u64) {
+        self.advance(now);
+        self.buckets[(self.newest % QS_BUCKETS) as usize] += bytes;
+        self.sum += bytes;
+    }
+
+    /// Measured utilisation (bit/s) over the last window: the bytes of the last `QS_BUCKETS`
+    /// buckets over the time they span (less before the run is one window old).
+    pub fn utilisation(&mut self, now: Time) -> f64 {
+        self.advance(now);
+        let span = ((QS_BUCKETS - 1) * self.bucket_ns + (now.as_nanos() - self.newest * self.bucket_ns)).min(now.as_nanos());
+        if span == 0 {
+            0.0
+        } else {
+            self.sum as f64 * 8.0 * 1e9 / span as f64
+        }
+    }
+
+    /// The rate (bit/s) this router can still approve at `now`: `share·capacity − utilisation −
+    /// Σ rates approved during the last window`.
+    pub fn available(&mut self, now: Time, capacity_bps: f64, share: f64) -> f64 {
+        let used = self.utilisation(now);
+        share * capacity_bps - used - self.approved
+    }
+
+    /// A rate of `bps` was approved at `now`.
+    pub fn approve(&mut self, now: Time, bps: f64) {
+        self.approvals.push_back((now, bps));
+        self.approved += bps;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilisation_is_the_last_window_and_forgets_older_bytes() {
+        let mut l = QsLink::new(Dur::from_secs(1));
+        // 1250 bytes every ms for 2 s: 10 Mbit/s.
+        for ms in 0..2000u64 {
+            l.add(Time(ms * 1_000_000), 1250);
+        }
+        let u = l.utilisation(Time(2_000_000_000));
+        assert!((u / 10e6 - 1.0).abs() < 0.01, "utilisation {u}");
+        // 3 s of silence later nothing is left.
+        assert_eq!(l.utilisation(Time(5_000_000_000)), 0.0);
+    }
+
+    #[test]
+    fn approvals_count_for_one_window() {
+        let mut l = QsLink::new(Dur::from_secs(1));
+        l.approve(Time(0), 5.12e6);
+        assert_eq!(l.available(Time(500_000_000), 10e6, 1.0), 10e6 - 5.12e6);
+        assert_eq!(l.available(Time(1_000_000_000), 10e6, 0.5), 5e6, "expired after the window");
     }
 }

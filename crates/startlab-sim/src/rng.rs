@@ -13,6 +13,10 @@ use rand_pcg::Pcg64;
 pub enum Component {
     /// A TCP flow's start-time jitter.
     FlowStart = 1,
+    /// A flow's Quick-Start request: its random QS TTL and nonce.
+    QuickStartRequest = 2,
+    /// A Quick-Start router's fresh nonce bits when it lowers a rate (instance = node index).
+    QuickStartRouter = 3,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

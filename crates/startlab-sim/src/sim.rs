@@ -4,10 +4,10 @@ use crate::build::{network, Network};
 use crate::engine::{EventQueue, Source, TimerSlot};
 use crate::rng;
 use rand::RngExt as _;
-use crate::net::{flags, Arena, Offer, Packet, PktKind};
+use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink};
 use crate::trace::{Gate, Traces, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
 use startlab_cc::avoidance::{Avoidance, Reno};
-use startlab_cc::startup::{SlowStart, Startup};
+use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use startlab_scenario::{AckSpec, RecoverySpec, Scenario, SsthreshSpec, StartupSpec};
 use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
@@ -81,6 +81,17 @@ pub(crate) struct FlowState {
     pub m: FlowMeter,
 }
 
+/// Quick-Start support in the routers (built only when a flow uses Quick-Start).
+struct QsRouters {
+    /// Per node: it processes Quick-Start requests.
+    participates: Vec<bool>,
+    /// Per channel leaving a participating router: its admission state.
+    links: Vec<Option<QsLink>>,
+    /// Per participating node: its stream of fresh nonce bits.
+    rng: Vec<Option<rand_pcg::Pcg64>>,
+    share: f64,
+}
+
 struct CrossState {
     src: u32,
     dst: u32,
@@ -110,6 +121,7 @@ pub struct Simulation {
     pub(crate) violations: Vec<String>,
     finished: bool,
     pub(crate) link_bits: Vec<f64>,
+    qs: Option<QsRouters>,
 }
 
 fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controller {
@@ -232,6 +244,15 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
                 _ => startlab_cc::startup::PastRtt::Min,
             },
         })),
+        "quick-start" => Startup::QuickStart(startlab_cc::startup::QuickStart::new(startlab_cc::startup::QuickStartConfig {
+            rate_bps: spec.number("rate"),
+            variant: match spec.choice("variant") {
+                "qs2" => startlab_cc::startup::QsVariant::Qs2,
+                _ => startlab_cc::startup::QsVariant::Qs1,
+            },
+            header: tcp.header,
+            initial_window: tcp.initial_window * tcp.mss,
+        })),
         other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
     }
 }
@@ -328,6 +349,15 @@ impl Simulation {
                     handshake: t.handshake,
                     newreno_impatient: t.newreno_impatient,
                     pacing: t.pacing,
+                    quick_start: (f.startup.name() == "quick-start").then(|| {
+                        // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
+                        let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, i as u64);
+                        QsRequest {
+                            code: qs_code_for(f.startup.number("rate")),
+                            qs_ttl: rng.random::<u8>(),
+                            nonce: rng.random::<u32>() & ((1 << QS_NONCE_BITS) - 1),
+                        }
+                    }),
                 },
                 cc_for(t, &f.startup),
             );
@@ -370,6 +400,20 @@ impl Simulation {
             }
             q.push(start, Source::FlowStart(i as u32));
         }
+        let qs = scenario.flows.iter().any(|f| f.startup.name() == "quick-start").then(|| {
+            let spec = &scenario.quick_start;
+            let participates: Vec<bool> = (0..net.nodes.len())
+                .map(|v| !net.is_host[v] && spec.routers.as_ref().is_none_or(|names| names.contains(&net.nodes[v])))
+                .collect();
+            QsRouters {
+                links: net.channels.iter().map(|ch| participates[ch.from as usize].then(|| QsLink::new(spec.window))).collect(),
+                rng: (0..net.nodes.len())
+                    .map(|v| participates[v].then(|| rng::stream(scenario.seed, rng::Component::QuickStartRouter, v as u64)))
+                    .collect(),
+                participates,
+                share: spec.share,
+            }
+        });
         let interval = scenario.trace.interval;
         let nf = flows.len();
         let nc = net.channels.len();
@@ -388,6 +432,7 @@ impl Simulation {
             violations: Vec::new(),
             finished: false,
             link_bits: Vec::new(),
+            qs,
             net,
             scenario,
         })
@@ -524,6 +569,8 @@ impl Simulation {
             len: 0,
             flags: 0,
             ack: Ack::default(),
+            ttl: INITIAL_IP_TTL,
+            qs: None,
         });
         self.forward(src, pkt);
     }
@@ -532,8 +579,39 @@ impl Simulation {
         if self.arena.get(pkt).dst == node {
             self.deliver(pkt);
         } else {
+            // A router (hosts never forward): one IP hop.
+            let p = self.arena.get_mut(pkt);
+            p.ttl = p.ttl.saturating_sub(1);
+            if p.qs.is_some() {
+                self.quick_start_hop(node, pkt);
+            }
             self.forward(node, pkt);
         }
+    }
+
+    /// A Quick-Start router processes a Rate Request on the link it forwards it to (ALGORITHMS.md
+    /// §10.1 RESOLVED): approve N iff `share·capacity − utilisation over the window − Σ rates
+    /// approved in the window >= rate(N)`, else lower N to the largest code that fits (fresh nonce
+    /// bits above it), else N = 0; QS TTL drops by one with the IP TTL. Non-participating routers
+    /// leave the option untouched.
+    fn quick_start_hop(&mut self, node: u32, pkt: u32) {
+        let Some(qs) = self.qs.as_mut() else { return };
+        if !qs.participates[node as usize] {
+            return;
+        }
+        let p = self.arena.get_mut(pkt);
+        let (Some(mut req), Some(c)) = (p.qs, self.net.routes.next(node, p.dst)) else { return };
+        if req.code == 0 {
+            return;
+        }
+        let capacity = self.net.channels[c as usize].rate.bps() as f64;
+        let (Some(link), Some(rng)) = (qs.links[c as usize].as_mut(), qs.rng[node as usize].as_mut()) else { return };
+        let allowed = qs_code_for(link.available(self.now, capacity, qs.share));
+        let approved = req.process(allowed, rng.random::<u32>());
+        if approved > 0 {
+            link.approve(self.now, qs_rate_bps(approved));
+        }
+        p.qs = Some(req);
     }
 
     fn forward(&mut self, node: u32, pkt: u32) {
@@ -564,6 +642,9 @@ impl Simulation {
             Offer::Accepted { arrival, first } => {
                 if first {
                     self.q.push_with_seq(arrival, seq, Source::Channel(c));
+                }
+                if let Some(link) = self.qs.as_mut().and_then(|qs| qs.links[c as usize].as_mut()) {
+                    link.add(now, p.size as u64);
                 }
                 let occ = ch.waiting_pkts();
                 if occ > before && !ch.early_watch.is_empty() {
@@ -621,6 +702,9 @@ impl Simulation {
                 self.stats.delivered_packets += 1;
                 let fl = &mut self.flows[p.flow as usize];
                 fl.m.delivered_pkts += 1;
+                if let Some(req) = &p.qs {
+                    fl.receiver.on_quick_start_request(req, p.ttl);
+                }
                 let ack = fl.receiver.on_segment(now, p.seq, p.len);
                 fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
                 if let Some(ack) = ack {
@@ -628,7 +712,11 @@ impl Simulation {
                 }
             }
             PktKind::Syn => {
-                let ack = self.flows[p.flow as usize].receiver.on_syn();
+                let receiver = &mut self.flows[p.flow as usize].receiver;
+                if let Some(req) = &p.qs {
+                    receiver.on_quick_start_request(req, p.ttl);
+                }
+                let ack = receiver.on_syn();
                 self.send_ack(p.flow, ack);
             }
             PktKind::Ack => self.on_ack(p.flow, &p.ack),
@@ -637,8 +725,11 @@ impl Simulation {
 
     fn send_ack(&mut self, f: u32, ack: Ack) {
         let fl = &self.flows[f as usize];
-        let (from, to, size) = (fl.dst, fl.src, fl.header);
-        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack });
+        let (from, to, mut size) = (fl.dst, fl.src, fl.header);
+        if ack.qs.is_some() {
+            size += QS_OPTION_BYTES;
+        }
+        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None });
         self.forward(from, pkt);
     }
 
@@ -690,10 +781,13 @@ impl Simulation {
             if fl.sender.cc().entered_ca().is_none() && fl.sender.completed_at().is_none() {
                 fl_flags |= flags::STARTUP;
             }
-            let (kind, size) = match seg.kind {
+            let (kind, mut size) = match seg.kind {
                 SegmentKind::Syn => (PktKind::Syn, fl.header),
                 SegmentKind::Data => (PktKind::Data, seg.len + fl.header),
             };
+            if seg.qs.is_some() {
+                size += QS_OPTION_BYTES;
+            }
             let mut forced = false;
             if kind == PktKind::Data {
                 if fl.m.early_end.is_none() {
@@ -728,6 +822,8 @@ impl Simulation {
                 len: seg.len,
                 flags: fl_flags,
                 ack: Ack::default(),
+                ttl: INITIAL_IP_TTL,
+                qs: seg.qs,
             });
             if kind == PktKind::Data {
                 let ev = if seg.retransmit { SEQ_RETRANSMITTED } else { SEQ_SENT };

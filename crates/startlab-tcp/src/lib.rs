@@ -37,6 +37,9 @@ pub struct Ack {
     pub timer_triggered: bool,
     /// Data segments this ACK acknowledges for the first time (0 for a duplicate ACK).
     pub segments: u32,
+    /// TCP Quick-Start Response option (RFC 4782 §4.2): the echo of a Quick-Start request, carried
+    /// by the first ACK (or SYN-ACK) the receiver sends after the request arrived.
+    pub qs: Option<startlab_cc::startup::QsReport>,
 }
 
 impl Ack {

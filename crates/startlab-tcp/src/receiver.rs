@@ -2,6 +2,7 @@
 //! RFC 5681 §4.2), Linux quick-ACK, and SACK blocks (RFC 2018) reported most recent first.
 
 use crate::{Ack, MAX_SACK_BLOCKS};
+use startlab_cc::startup::{QsReport, QsRequest};
 use startlab_units::{Dur, Time};
 
 /// When the receiver sends an ACK.
@@ -59,6 +60,8 @@ pub struct Receiver {
     quick: u32,
     started: bool,
     duplicate_bytes: u64,
+    /// Quick-Start Response to put on the next ACK.
+    qs_echo: Option<QsReport>,
 }
 
 impl Receiver {
@@ -76,6 +79,7 @@ impl Receiver {
             quick: 0,
             started: false,
             duplicate_bytes: 0,
+            qs_echo: None,
         }
     }
 
@@ -97,6 +101,13 @@ impl Receiver {
     /// A SYN arrived: answer with a SYN-ACK.
     pub fn on_syn(&mut self) -> Ack {
         Ack { syn_ack: true, ..self.make_ack(false, 0) }
+    }
+
+    /// A Quick-Start Rate Request arrived (with the SYN or a data segment, before that segment is
+    /// handed to [`Receiver::on_syn`] / [`Receiver::on_segment`]) with IP TTL `ip_ttl`. The next
+    /// ACK echoes the rate, `(IP TTL − QS TTL) mod 256` and the nonce (RFC 4782 §4.2).
+    pub fn on_quick_start_request(&mut self, request: &QsRequest, ip_ttl: u8) {
+        self.qs_echo = Some(request.report(ip_ttl));
     }
 
     /// A data segment `[seq, seq+len)` arrived; returns the ACK to send now, if any.
@@ -203,12 +214,13 @@ impl Receiver {
         self.ooo.insert(pos, (s, e));
     }
 
-    fn make_ack(&self, timer_triggered: bool, segments: u32) -> Ack {
+    fn make_ack(&mut self, timer_triggered: bool, segments: u32) -> Ack {
         let mut ack = Ack {
             ack: self.rcv_nxt,
             rwnd: self.cfg.rwnd,
             timer_triggered,
             segments,
+            qs: self.qs_echo.take(),
             ..Ack::default()
         };
         if self.cfg.sack {
@@ -284,6 +296,17 @@ mod tests {
         }
         assert!(seg(&mut r, 3, 3).is_none(), "budget spent: delayed again");
         assert!(seg(&mut r, 4, 4).is_some());
+    }
+
+    #[test]
+    fn the_next_ack_echoes_a_quick_start_request_once() {
+        let mut r = receiver(AckPolicy::Delayed { timeout: Dur::from_millis(200) });
+        let req = QsRequest { code: 7, qs_ttl: 195, nonce: 12345 };
+        r.on_quick_start_request(&req, 59);
+        let syn_ack = r.on_syn();
+        assert_eq!(syn_ack.qs, Some(QsReport { code: 7, ttl_diff: 120, nonce: 12345 }));
+        seg(&mut r, 0, 0);
+        assert_eq!(seg(&mut r, 1, 1).and_then(|a| a.qs), None, "echoed once");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! delegated to the sans-IO [`Controller`] of `startlab-cc`.
 
 use crate::{Ack, RtoConfig, RtoEstimator};
+use startlab_cc::startup::{QsRequest, QuickStartEvent};
 use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
@@ -57,6 +58,10 @@ pub struct SenderConfig {
     /// Always pace (ALGORITHMS.md §0.6 Linux-like: `ratio·cwnd/srtt`, ratio 2 while
     /// `cwnd < ssthresh/2`, else 1.2). A startup plug-in's own rate takes precedence.
     pub pacing: bool,
+    /// Ask for Quick-Start (RFC 4782) with this Rate Request option (rate code, random QS TTL and
+    /// nonce, drawn by the driver): the SYN carries it, or the first data segment without a
+    /// handshake. The echo is checked here and the verdict goes to the controller.
+    pub quick_start: Option<QsRequest>,
 }
 
 /// What kind of segment the sender emits.
@@ -79,6 +84,8 @@ pub struct Segment {
     pub len: u32,
     /// True if these bytes were sent before.
     pub retransmit: bool,
+    /// Quick-Start Rate Request option carried by this segment.
+    pub qs: Option<QsRequest>,
 }
 
 /// Counters a sender keeps for the results.
@@ -164,6 +171,10 @@ pub struct Sender {
     first_data: Option<Time>,
     completed_at: Option<Time>,
     stats: SenderStats,
+    /// The Quick-Start request has been put on a segment.
+    qs_sent: bool,
+    /// The Quick-Start request sent, until its echo (or its absence) is judged.
+    qs_awaiting: Option<QsRequest>,
 }
 
 impl Sender {
@@ -203,6 +214,8 @@ impl Sender {
             first_data: None,
             completed_at: None,
             stats: SenderStats::default(),
+            qs_sent: false,
+            qs_awaiting: None,
         }
     }
 
@@ -305,7 +318,8 @@ impl Sender {
                 self.handshake = Handshake::SynSent { at: now, retransmitted: self.syn_retransmitted };
                 self.arm_timer(now);
                 let retransmit = self.syn_retransmitted;
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit });
+                let qs = self.take_quick_start(retransmit);
+                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs });
             }
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
@@ -462,7 +476,31 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.arm_timer(now);
         }
-        Segment { kind: SegmentKind::Data, seq, len, retransmit }
+        let qs = if self.cfg.handshake || seq != 0 { None } else { self.take_quick_start(retransmit) };
+        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs }
+    }
+
+    /// The Quick-Start request for the first transmission of the segment that carries it.
+    fn take_quick_start(&mut self, retransmit: bool) -> Option<QsRequest> {
+        if retransmit || self.qs_sent {
+            return None;
+        }
+        self.qs_sent = true;
+        self.qs_awaiting = self.cfg.quick_start;
+        self.qs_awaiting
+    }
+
+    /// Judges the Quick-Start echo and hands the verdict to the controller.
+    fn quick_start_verdict(&mut self, req: QsRequest, ack: &Ack, rtt: Option<Dur>) {
+        let outcome = if rtt.is_some() { req.validate(ack.qs.as_ref()) } else { startlab_cc::startup::QsOutcome::NoReport };
+        self.cc.on_quick_start(QuickStartEvent {
+            outcome,
+            rtt,
+            queued: self.cfg.size.map(|s| s.saturating_sub(self.snd_max)),
+            snd_max: self.snd_max,
+            flight_size: self.snd_nxt - self.snd_una,
+            in_startup: true,
+        });
     }
 
     fn arm_timer(&mut self, now: Time) {
@@ -475,6 +513,10 @@ impl Sender {
             if let Handshake::SynSent { at, retransmitted } = self.handshake {
                 self.handshake = Handshake::Established;
                 self.rto_deadline = None;
+                if let Some(req) = self.qs_awaiting.take() {
+                    // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
+                    self.quick_start_verdict(req, ack, (!retransmitted).then(|| now - at));
+                }
                 if retransmitted {
                     // RFC 6298 §5.7: a retransmitted SYN means RTO = 3 s once data flows.
                     self.rtt.raise_to(Dur::from_secs(3));
@@ -501,6 +543,13 @@ impl Sender {
         }
         if self.sacked_count > 0 {
             self.recompute_lost_and_pipe();
+        }
+        // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
+        // covers that segment without one means the request never arrived.
+        if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > 0) {
+            if let Some(req) = self.qs_awaiting.take() {
+                self.quick_start_verdict(req, ack, self.rtt.srtt());
+            }
         }
         newly_acked
     }

@@ -41,6 +41,7 @@ fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacin
             handshake: false,
             newreno_impatient: true,
             pacing,
+            quick_start: None,
         },
         cc,
     );

@@ -55,6 +55,22 @@ impl PacedFlight {
         StartupAction { set_cwnd: Some(view.cwnd.max(bytes as f64)), pacing_rate: Some(rate), ..StartupAction::default() }
     }
 
+    /// Starts a paced flight of `bytes` (> 0) at `rate` bytes/s whose first byte is `from` (data
+    /// bytes counted from 0) with the window `cwnd`: Quick-Start paces a window that may follow data
+    /// already sent (a request carried by the first data segment instead of the SYN).
+    pub(crate) fn start_from(&mut self, from: u64, bytes: u64, rate: f64, cwnd: f64) -> StartupAction {
+        if self.done || self.end.is_some() || bytes == 0 || !(rate > 0.0 && rate.is_finite()) {
+            return StartupAction::default();
+        }
+        self.end = Some(from + bytes);
+        StartupAction { set_cwnd: Some(cwnd), pacing_rate: Some(rate), ..StartupAction::default() }
+    }
+
+    /// Ends the paced flight now (the caller stops pacing): plain slow start from here.
+    pub(crate) fn stop(&mut self) {
+        self.done = true;
+    }
+
     /// An ACK in slow start.
     pub(crate) fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         self.una = self.una.max(ack.ack_seq);

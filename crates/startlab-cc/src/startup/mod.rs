@@ -25,6 +25,7 @@ mod initial_start;
 mod jump_start;
 mod more_start;
 mod paced_start;
+mod quick_start;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use packet_pair::{PacketPair, PacketPairConfig};
@@ -36,6 +37,10 @@ pub use initial_start::InitialStart;
 pub use jump_start::{JumpStart, JumpStartConfig};
 pub use more_start::{MoreStart, MoreStartConfig};
 pub use paced_start::{AckCounting, PacedStart, PacedStartConfig, PastRtt};
+pub use quick_start::{
+    qs_code_for, qs_lower_nonce, qs_nonce_mask, qs_rate_bps, QsOutcome, QsReport, QsRequest, QsVariant, QuickStart,
+    QuickStartConfig, QuickStartEvent, INITIAL_IP_TTL, QS_MAX_CODE, QS_NONCE_BITS, QS_OPTION_BYTES, QS_RATE_UNIT_BPS,
+};
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
@@ -118,6 +123,14 @@ pub trait StartupAlgorithm: std::fmt::Debug {
         StartupAction::default()
     }
 
+    /// The sender's verdict on its Quick-Start request (RFC 4782) arrived: with the SYN-ACK, or with
+    /// the ACK of the first data segment when there is no handshake. Called at most once, and only
+    /// for a sender configured to request Quick-Start; applied like
+    /// [`StartupAlgorithm::on_handshake`] (and not at all once startup has ended).
+    fn on_quick_start(&mut self, _view: &CcView, _ev: &QuickStartEvent) -> StartupAction {
+        StartupAction::default()
+    }
+
     /// The controller was built: the plug-in may shape the very first flight (Paced Start sends a
     /// packet pair instead of the initial window). Applied like [`StartupAlgorithm::on_handshake`].
     fn on_start(&mut self, _view: &CcView) -> StartupAction {
@@ -137,6 +150,13 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     /// Loss recovery ended; `retransmitted` is the bytes retransmitted so far on the connection.
     /// `Some(w)` sets `cwnd = ssthresh = w` (Jump-Start: half of what was delivered, §10.2).
     fn after_recovery(&mut self, _view: &CcView, _retransmitted: u64) -> Option<f64> {
+        None
+    }
+
+    /// Loss recovery that began in startup ended: `Some(w)` sets cwnd (not ssthresh) to `w`, so the
+    /// flow slow-starts from `w` up to the ssthresh the loss set (Quick-Start after losing
+    /// Quick-Start data: cwnd = IW, ALGORITHMS.md §10.1). Asked after [`Self::after_recovery`].
+    fn recovery_cwnd(&mut self, _view: &CcView) -> Option<f64> {
         None
     }
 
@@ -231,6 +251,8 @@ startups! {
     MoreStart(MoreStart) = "more-start",
     /// Paced Start: doubling paced trains and a binary search on the rate (Hu & Steenkiste; ALGORITHMS.md §7).
     PacedStart(PacedStart) = "paced-start",
+    /// Quick-Start: the first window paced at a rate the routers approved (RFC 4782; ALGORITHMS.md §10.1).
+    QuickStart(QuickStart) = "quick-start",
 }
 
 impl Startup {
@@ -241,6 +263,14 @@ impl Startup {
     /// Dispatches the handshake RTT sample.
     pub fn on_handshake(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>) -> StartupAction {
         self.inner().on_handshake(view, rtt, queued)
+    }
+    /// Dispatches the Quick-Start verdict.
+    pub fn on_quick_start(&mut self, view: &CcView, ev: &QuickStartEvent) -> StartupAction {
+        self.inner().on_quick_start(view, ev)
+    }
+    /// Dispatches the window after a recovery that began in startup.
+    pub fn recovery_cwnd(&mut self, view: &CcView) -> Option<f64> {
+        self.inner().recovery_cwnd(view)
     }
     /// Dispatches the start of the connection.
     pub fn on_start(&mut self, view: &CcView) -> StartupAction {
