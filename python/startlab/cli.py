@@ -49,6 +49,25 @@ _LINK_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
 )
 
 
+#: Per-group columns shown by ``startlab run`` when a run has more flows than fit a table.
+_SUMMARY_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("startup", "startup", str),
+    ("flows", "flows", lambda v: f"{v:.0f}"),
+    ("completed", "completed", lambda v: f"{v:.0f}"),
+    ("median", "median tput\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("p5", "p5\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("p95", "p95\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("completion_median", "median completion\ns", lambda v: f"{v:.3f}"),
+    ("with_loss", "with loss\n%", lambda v: f"{100 * v:.1f}"),
+    ("loss_in_startup", "loss in startup\n%", lambda v: f"{100 * v:.2f}"),
+    ("total_loss", "total loss\n%", lambda v: f"{100 * v:.2f}"),
+    ("jain", "Jain", lambda v: f"{v:.3f}"),
+)
+
+#: Above this many flows ``startlab run`` prints the per-startup summary instead of every flow.
+_MAX_FLOW_ROWS = 30
+
+
 class _Failure(click.ClickException):
     """A failure reported as one line on stderr with its own prefix and exit code."""
 
@@ -136,10 +155,20 @@ def run(
         click.echo(result.to_json())
     else:
         console = stdout_console()
-        console.print(_table("Flows", result.flows, _FLOW_COLUMNS))
+        if len(result.flows) > _MAX_FLOW_ROWS:
+            title = f"{int(result.flows['measured'].sum())} measured flows of {len(result.flows)}"
+            if result.warmup_end is not None:
+                title += f" (after a warm-up of {result.warmup_end:g} s)"
+            console.print(_table(title, result.summary(), _SUMMARY_COLUMNS))
+        else:
+            console.print(_table("Flows", result.flows, _FLOW_COLUMNS))
         active = result.links[(result.links["drops"] > 0) | (result.links["utilization"] > 0)]
+        title = "Links"
+        if len(active) > _MAX_FLOW_ROWS:
+            title = f"The 10 busiest of {len(active)} links that carried traffic"
+            active = active.sort_values(["utilization", "drops"], ascending=False).head(10)
         if len(active):
-            console.print(_table("Links", active, _LINK_COLUMNS))
+            console.print(_table(title, active, _LINK_COLUMNS))
     if out is not None:
         written = result.write(out)
         click.echo(f"wrote {len(written)} files to {out}", err=True)

@@ -82,6 +82,24 @@ def queue(trace: pd.DataFrame, links: pd.DataFrame, names: Names = None) -> Figu
     return figure
 
 
+def cdf(flows: pd.DataFrame, column: str, by: str, measured: bool = True) -> Figure:
+    """Empirical CDF of ``column`` per group of ``by`` (the papers' Figure 11 kind)."""
+    for key in (column, by):
+        if key not in flows.columns:
+            raise KeyError(f"{key!r} is not a column of the flows table")
+    rows = flows[flows["measured"]] if measured and "measured" in flows.columns else flows
+    fig, ax = _figure(f"CDF of {column}", "fraction of flows")
+    series = 0
+    for key, group in rows.groupby(by, sort=True):
+        values = np.sort(group[column].dropna().to_numpy(dtype=float))
+        if len(values):
+            ax.step(values, np.arange(1, len(values) + 1) / len(values), where="post", label=f"{key} ({len(values)})")
+            series += 1
+    ax.set_xlabel(column)
+    _finish(ax, series, f"no {column} values")
+    return fig
+
+
 def _figure(title: str, ylabel: str) -> tuple[Figure, Axes]:
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     FigureCanvasAgg(figure)

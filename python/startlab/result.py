@@ -66,6 +66,8 @@ class Result:
         scenario: the resolved scenario (every default filled in), the run's provenance.
         stats: engine counters (``events``, ``delivered_packets``, ``sent_packets``,
             ``dropped_packets``, ``sim_time_ns``).
+        warmup_end: end of the ``[measure]`` warm-up in seconds (fixed or found automatically),
+            None without a warm-up or when the number of active flows never settled.
     """
 
     flows: pd.DataFrame
@@ -73,6 +75,7 @@ class Result:
     traces: Traces
     scenario: dict[str, Any]
     stats: dict[str, int]
+    warmup_end: float | None = None
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -88,6 +91,7 @@ class Result:
             traces=Traces(**traces),
             scenario=json.loads(raw["scenario"]),
             stats=dict(stats),
+            warmup_end=raw.get("warmup_end"),
         )
 
     def __repr__(self) -> str:
@@ -98,6 +102,33 @@ class Result:
         return json.dumps(
             {"flows": _records(self.flows), "links": _records(self.links)}, allow_nan=False
         )
+
+    def summary(self, by: str = "startup", measured: bool = True) -> pd.DataFrame:
+        """Per group of flows (by ``startup``, ``group``, ...): the papers' multi-flow figures.
+
+        Columns: ``flows``, ``completed``, throughput ``mean``/``median``/``p5``/``p95`` (bit/s),
+        ``completion_median`` (s), ``with_loss`` (fraction of flows that lost a packet),
+        ``loss_in_startup`` (packets lost that were sent in startup / packets sent, summed over
+        the group: the Paced Start paper's Fig. 12 bottom), ``total_loss`` (packets lost / sent)
+        and ``jain`` (Jain's index of the flows' throughputs within the group). Only flows inside
+        the ``[measure]`` window unless ``measured=False``. See :meth:`fairness` for Jain's index
+        between groups.
+        """
+        from .metrics import summary
+
+        return summary(self.flows, by=by, measured=measured)
+
+    def fairness(self, by: str = "startup", measured: bool = True) -> float:
+        """Jain's fairness index between the groups' mean throughputs (1 = equal)."""
+        from .metrics import jain
+
+        return jain(self.summary(by=by, measured=measured)["mean"])
+
+    def plot_cdf(self, column: str = "throughput", by: str = "startup", measured: bool = True) -> Figure:
+        """Empirical CDF of a per-flow column (throughput, completion_time, ...), one line per group."""
+        from . import plot
+
+        return plot.cdf(self.flows, column, by, measured)
 
     def plot_cwnd(self, flows: str | Iterable[str] | None = None) -> Figure:
         """Congestion window (and ssthresh, dotted) in segments over time; all flows by default."""
@@ -146,6 +177,8 @@ class Result:
         for name, (frame, draw) in plots.items():
             if not frame.empty:
                 written += _save(draw(), out / name)
+        if self.flows["throughput"].notna().sum() > 1:
+            written += _save(self.plot_cdf(), out / "cdf_throughput")
         return written
 
 

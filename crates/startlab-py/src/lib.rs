@@ -196,6 +196,7 @@ impl Simulation {
         out.set_item("flow_names", r.flow_names.clone())?;
         out.set_item("link_names", r.link_names.clone())?;
         out.set_item("seq_kinds", r.seq_kinds.clone())?;
+        out.set_item("warmup_end", r.warmup_end)?;
         let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
         out.set_item("scenario", scenario)?;
         Ok(out)

@@ -101,6 +101,85 @@ pub struct Scenario {
     pub trace: TraceSpec,
     /// Quick-Start routers (RFC 4782): which routers take part and how they admit requests.
     pub quick_start: QuickStartSpec,
+    /// Poisson processes of TCP flow arrivals; the simulator draws their flows from the seed.
+    pub arrivals: Vec<ArrivalSpec>,
+}
+
+/// A Poisson process of TCP flows with random sizes, ends and startup algorithms.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrivalSpec {
+    /// Group name; its flows are `name-0`, `name-1`, ... in arrival order.
+    pub name: String,
+    /// Mean arrivals per second.
+    pub rate: f64,
+    /// First possible arrival.
+    pub start: Dur,
+    /// No arrival at or after this time.
+    pub stop: Dur,
+    /// At most this many flows.
+    pub count: Option<u64>,
+    /// Transfer sizes.
+    pub size: SizeSpec,
+    /// Where each flow runs.
+    pub ends: ArrivalEnds,
+    /// TCP options of every flow.
+    pub tcp: TcpSpec,
+    /// Startup algorithms with their probabilities (summing to 1).
+    pub mix: Vec<(StartupSpec, f64)>,
+}
+
+/// A distribution of transfer sizes (bytes).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "dist", rename_all = "snake_case")]
+pub enum SizeSpec {
+    /// Always `value` bytes.
+    Fixed {
+        /// Bytes.
+        value: u64,
+    },
+    /// Exponential with mean `mean` bytes.
+    Exponential {
+        /// Bytes.
+        mean: u64,
+    },
+    /// Bounded Pareto: shape, truncated at `cutoff` bytes, scaled to mean `mean` bytes.
+    Pareto {
+        /// Bytes.
+        mean: u64,
+        /// α.
+        shape: f64,
+        /// Bytes.
+        cutoff: u64,
+    },
+    /// Zipf: rank k of 1..=ranks with probability ∝ k^-exponent, size k·unit bytes.
+    Zipf {
+        /// s.
+        exponent: f64,
+        /// Number of ranks.
+        ranks: u64,
+        /// Bytes per rank.
+        unit: u64,
+    },
+}
+
+/// How the flows of an arrival process pick their hosts.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalEnds {
+    /// Dumbbell: a uniformly random sender host `s{i}` and receiver host `d{j}`; with
+    /// `both_directions` each flow runs left-to-right or right-to-left with probability 1/2.
+    Dumbbell {
+        /// Random direction per flow.
+        both_directions: bool,
+    },
+    /// Graph: a uniformly random host of `from` and of `to` (node indices), never the same host and
+    /// never two hosts hanging on the same router.
+    Graph {
+        /// Candidate senders.
+        from: Vec<usize>,
+        /// Candidate receivers.
+        to: Vec<usize>,
+    },
 }
 
 /// Queue limit.
@@ -193,6 +272,16 @@ pub enum Ends {
     },
     /// Dumbbell cross-traffic hosts (index of the source).
     Cross(usize),
+    /// Dumbbell: sender host `s{from}` to receiver host `d{to}`, or `d{to}` to `s{from}` when
+    /// `reverse` (flows drawn by an arrival process).
+    Dumbbell {
+        /// Index of the `s` host.
+        from: usize,
+        /// Index of the `d` host.
+        to: usize,
+        /// Data flows right to left.
+        reverse: bool,
+    },
 }
 
 /// A TCP flow.
@@ -443,6 +532,31 @@ pub struct QuickStartSpec {
 pub struct MeasureSpec {
     /// Base RTTs after `t0` covered by `early_peak_queue` and `early_losses`.
     pub early_rtts: u64,
+    /// Which flows the per-flow table marks as `measured`.
+    pub window: MeasureWindow,
+}
+
+/// The measurement window over flows (the Paced Start paper's method or a fixed time window).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasureWindow {
+    /// Every flow is measured.
+    All,
+    /// Flows starting in `[from, to)`.
+    Time {
+        /// Start.
+        from: Dur,
+        /// End.
+        to: Dur,
+    },
+    /// After the warm-up (fixed, or `None` = automatic: until the number of active flows is
+    /// stable), the next `flows` flows to start (all of them if `None`).
+    Warmup {
+        /// Warm-up length; `None` = automatic.
+        warmup: Option<Dur>,
+        /// How many flows to collect.
+        flows: Option<u64>,
+    },
 }
 
 /// Trace selection.

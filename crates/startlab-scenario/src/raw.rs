@@ -17,6 +17,8 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub cross: Vec<Cross>,
+    #[serde(default)]
+    pub arrivals: Vec<Arrivals>,
     pub measure: Option<Measure>,
     pub trace: Option<Trace>,
     pub quick_start: Option<QuickStart>,
@@ -123,6 +125,54 @@ pub struct Cross {
 #[serde(deny_unknown_fields)]
 pub struct Measure {
     pub early_rtts: Option<u64>,
+    pub warmup: Option<DurOrKeyword>,
+    pub flows: Option<u64>,
+    pub window: Option<[DurV; 2]>,
+}
+
+/// A duration or a keyword such as "auto".
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(untagged)]
+pub enum DurOrKeyword {
+    Dur(DurV),
+    Keyword(KeywordAuto),
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum KeywordAuto {
+    Auto,
+}
+
+/// A Poisson process of TCP flow arrivals.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Arrivals {
+    pub name: String,
+    pub rate: f64,
+    pub start: Option<DurV>,
+    pub stop: Option<DurV>,
+    pub count: Option<u64>,
+    pub size: SizeDist,
+    pub direction: Option<String>,
+    pub from: Option<Vec<String>>,
+    pub to: Option<Vec<String>>,
+    pub tcp: Option<Tcp>,
+    pub startup: Option<BTreeMap<String, serde_json::Value>>,
+    pub mix: Option<Vec<BTreeMap<String, serde_json::Value>>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct SizeDist {
+    pub dist: String,
+    pub value: Option<Amount>,
+    pub mean: Option<Amount>,
+    pub shape: Option<f64>,
+    pub cutoff: Option<Amount>,
+    pub exponent: Option<f64>,
+    pub ranks: Option<u64>,
+    pub unit: Option<Amount>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -37,8 +37,8 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     if s.duration.0 == Dur::ZERO {
         return err("duration", "the run must last longer than 0s");
     }
-    if s.flows.is_empty() && s.cross.is_empty() {
-        return err("flows", "a scenario needs at least one flow ([[flows]]) or cross-traffic source");
+    if s.flows.is_empty() && s.cross.is_empty() && s.arrivals.is_empty() {
+        return err("flows", "a scenario needs at least one flow ([[flows]]), flow arrival process ([[arrivals]]) or cross-traffic source");
     }
     // Expand flow replicates first: a dumbbell has one pair per flow unless told otherwise.
     let mut total_flows = 0u64;
@@ -131,6 +131,11 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     if early_rtts == 0 {
         return err("measure.early_rtts", "must be at least 1");
     }
+    let window = measure_window(s.measure.as_ref(), s.duration.0)?;
+    let mut arrivals = Vec::new();
+    for (j, a) in s.arrivals.iter().enumerate() {
+        arrivals.push(arrival(&format!("arrivals[{j}]"), a, &topo, s.duration.0, &mut names)?);
+    }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let t = s.trace.as_ref();
     Ok(Scenario {
@@ -140,7 +145,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         topology: topo,
         flows,
         cross,
-        measure: MeasureSpec { early_rtts },
+        measure: MeasureSpec { early_rtts, window },
         trace: TraceSpec {
             cwnd: t.and_then(|t| t.cwnd).unwrap_or(true),
             seq: t.and_then(|t| t.seq).unwrap_or(true),
@@ -148,7 +153,222 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
         },
         quick_start,
+        arrivals,
     })
+}
+
+/// `[measure]` warm-up / flows / window: which flows the results mark as measured.
+fn measure_window(m: Option<&raw::Measure>, duration: Dur) -> R<MeasureWindow> {
+    let Some(m) = m else { return Ok(MeasureWindow::All) };
+    match (m.window, m.warmup, m.flows) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            err("measure.window", "give either window = [from, to] or warmup (and flows), not both")
+        }
+        (Some([a, b]), None, None) => {
+            if a.0 >= b.0 || b.0 > duration {
+                return err("measure.window", format!("[{}, {}] must be an interval within the run (0 to {duration})", a.0, b.0));
+            }
+            Ok(MeasureWindow::Time { from: a.0, to: b.0 })
+        }
+        (None, None, None) => Ok(MeasureWindow::All),
+        (None, warmup, flows) => {
+            if flows == Some(0) {
+                return err("measure.flows", "must be at least 1");
+            }
+            let warmup = match warmup {
+                None => Some(Dur::ZERO),
+                Some(raw::DurOrKeyword::Keyword(raw::KeywordAuto::Auto)) => None,
+                Some(raw::DurOrKeyword::Dur(d)) if d.0 >= duration => {
+                    return err("measure.warmup", format!("{} is not before the run's duration {duration}", d.0));
+                }
+                Some(raw::DurOrKeyword::Dur(d)) => Some(d.0),
+            };
+            Ok(MeasureWindow::Warmup { warmup, flows })
+        }
+    }
+}
+
+/// One `[[arrivals]]` process.
+fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &mut std::collections::BTreeSet<String>) -> R<ArrivalSpec> {
+    if a.name.is_empty() {
+        return err(format!("{p}.name"), "must not be empty");
+    }
+    if !names.insert(a.name.clone()) {
+        return err(format!("{p}.name"), format!("{:?} is already the name of a flow or arrival process", a.name));
+    }
+    if !(a.rate > 0.0 && a.rate.is_finite() && a.rate <= 1e6) {
+        return err(format!("{p}.rate"), format!("{} is not valid; expected flows per second, above 0 and at most 1e6", a.rate));
+    }
+    let start = a.start.map_or(Dur::ZERO, |d| d.0);
+    let stop = a.stop.map_or(duration, |d| d.0);
+    if start >= duration {
+        return err(format!("{p}.start"), format!("{start} is not before the run's duration {duration}"));
+    }
+    if stop <= start || stop > duration {
+        return err(format!("{p}.stop"), format!("{stop} must be after start ({start}) and at most the run's duration {duration}"));
+    }
+    if a.count == Some(0) {
+        return err(format!("{p}.count"), "must be at least 1");
+    }
+    let expected = a.rate * (stop.as_secs_f64() - start.as_secs_f64());
+    if a.count.unwrap_or(u64::MAX) as f64 > 1_000_000.0 && expected > 1_000_000.0 {
+        return err(format!("{p}.rate"), format!("about {expected:.0} flows would arrive; at most 1000000 (lower rate or stop, or set count)"));
+    }
+    let tcp = tcp(&format!("{p}.tcp"), a.tcp.clone().unwrap_or_default())?;
+    let size = size_dist(&format!("{p}.size"), &a.size, tcp.mss)?;
+    let mix = match (&a.startup, &a.mix) {
+        (Some(_), Some(_)) => return err(format!("{p}.mix"), "give either startup (one algorithm) or mix (several with shares), not both"),
+        (None, Some(m)) => {
+            if m.is_empty() {
+                return err(format!("{p}.mix"), "must list at least one algorithm");
+            }
+            let mut out = Vec::new();
+            for (k, entry) in m.iter().enumerate() {
+                let q = format!("{p}.mix[{k}]");
+                let mut table = entry.clone();
+                let share = match table.remove("share") {
+                    Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+                    Some(_) => return err(format!("{q}.share"), "must be a number between 0 and 1"),
+                    None => return Err(missing(&format!("{q}.share"))),
+                };
+                if !(share > 0.0 && share <= 1.0) {
+                    return err(format!("{q}.share"), format!("{share} is not valid; expected a probability above 0 and at most 1"));
+                }
+                let s = startup(&q, Some(&table), tcp.mss)?;
+                classic_startup_checks(&q, Some(&table), &s, &tcp)?;
+                if s.algorithm == "initial-start" {
+                    return err(format!("{q}.algorithm"), "\"initial-start\" sets the initial window; give it as tcp.initial_window of a separate [[arrivals]]");
+                }
+                out.push((s, share));
+            }
+            let total: f64 = out.iter().map(|x| x.1).sum();
+            if (total - 1.0).abs() > 1e-9 {
+                return err(format!("{p}.mix"), format!("shares sum to {total}; they must sum to 1"));
+            }
+            out
+        }
+        (startup_table, None) => {
+            let s = startup(&format!("{p}.startup"), startup_table.as_ref(), tcp.mss)?;
+            classic_startup_checks(&format!("{p}.startup"), startup_table.as_ref(), &s, &tcp)?;
+            if s.algorithm == "initial-start" {
+                return err(format!("{p}.startup.algorithm"), "\"initial-start\" sets the initial window; use tcp.initial_window in [[arrivals]]");
+            }
+            vec![(s, 1.0)]
+        }
+    };
+    let ends = match topo {
+        Topology::Dumbbell(_) => {
+            if a.from.is_some() || a.to.is_some() {
+                return err(format!("{p}.from"), "from/to are for kind = \"graph\"; a dumbbell draws s{i} and d{j} at random (see direction)");
+            }
+            let both_directions = match a.direction.as_deref() {
+                None | Some("forward") => false,
+                Some("both") => true,
+                Some(other) => return err(format!("{p}.direction"), format!("{other:?} is not valid; expected \"forward\" (s -> d) or \"both\"")),
+            };
+            ArrivalEnds::Dumbbell { both_directions }
+        }
+        Topology::Graph(g) => {
+            if a.direction.is_some() {
+                return err(format!("{p}.direction"), "is for kind = \"dumbbell\"; in a graph list the candidate hosts in from and to");
+            }
+            let hosts = |key: &str, names: Option<&Vec<String>>| -> R<Vec<usize>> {
+                let Some(names) = names else { return Ok((0..g.hosts).collect()) };
+                if names.is_empty() {
+                    return err(format!("{p}.{key}"), "must list at least one host");
+                }
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(k, name)| match g.nodes.iter().position(|n| n == name) {
+                        Some(i) if i < g.hosts => Ok(i),
+                        Some(_) => err(format!("{p}.{key}[{k}]"), format!("{name:?} is a router; flows run between hosts")),
+                        None => err(format!("{p}.{key}[{k}]"), format!("{name:?} is not a host of the topology")),
+                    })
+                    .collect()
+            };
+            let (from, to) = (hosts("from", a.from.as_ref())?, hosts("to", a.to.as_ref())?);
+            let attach = |h: usize| -> Option<usize> {
+                let mut it = g.links.iter().filter_map(|l| match l.between {
+                    [x, y] if x == h => Some(y),
+                    [x, y] if y == h => Some(x),
+                    _ => None,
+                });
+                let first = it.next()?;
+                it.next().is_none().then_some(first)
+            };
+            let apart = |x: usize, y: usize| x != y && (attach(x).is_none() || attach(x) != attach(y));
+            if !from.iter().any(|&x| to.iter().any(|&y| apart(x, y))) {
+                return err(format!("{p}.to"), "no sender/receiver pair in from/to is two distinct hosts behind different routers");
+            }
+            ArrivalEnds::Graph { from, to }
+        }
+    };
+    Ok(ArrivalSpec { name: a.name.clone(), rate: a.rate, start, stop, count: a.count, size, ends, tcp, mix })
+}
+
+/// `size = { dist = ..., ... }` of an arrival process; packets are segments of `mss` bytes.
+fn size_dist(p: &str, d: &raw::SizeDist, mss: u64) -> R<SizeSpec> {
+    let bytes = |key: &str, a: Option<Amount>| -> R<u64> {
+        match a {
+            None => Err(missing(&format!("{p}.{key}"))),
+            Some(Amount::Bytes(0)) | Some(Amount::Pkts(0)) => err(format!("{p}.{key}"), "must be positive"),
+            Some(Amount::Bytes(b)) => Ok(b),
+            Some(Amount::Pkts(n)) => Ok(n.saturating_mul(mss)),
+            Some(Amount::Keyword(k)) => err(format!("{p}.{key}"), format!("{k:?} is not a size; expected bytes (\"100KB\") or packets (\"50pkt\")")),
+        }
+    };
+    let given: [(&str, bool); 7] = [
+        ("value", d.value.is_some()),
+        ("mean", d.mean.is_some()),
+        ("shape", d.shape.is_some()),
+        ("cutoff", d.cutoff.is_some()),
+        ("exponent", d.exponent.is_some()),
+        ("ranks", d.ranks.is_some()),
+        ("unit", d.unit.is_some()),
+    ];
+    let only = |ok: &[&str]| -> R<()> {
+        match given.iter().find(|(k, present)| *present && !ok.contains(k)) {
+            Some((k, _)) => err(format!("{p}.{k}"), format!("is not a key of dist = {:?}; it takes {}", d.dist, ok.join(", "))),
+            None => Ok(()),
+        }
+    };
+    match d.dist.as_str() {
+        "fixed" => {
+            only(&["value"])?;
+            Ok(SizeSpec::Fixed { value: bytes("value", d.value)? })
+        }
+        "exponential" => {
+            only(&["mean"])?;
+            Ok(SizeSpec::Exponential { mean: bytes("mean", d.mean)? })
+        }
+        "pareto" => {
+            only(&["mean", "shape", "cutoff"])?;
+            let mean = bytes("mean", d.mean)?;
+            let shape = d.shape.ok_or_else(|| missing(&format!("{p}.shape")))?;
+            if !(shape > 0.0 && shape.is_finite()) {
+                return err(format!("{p}.shape"), format!("{shape} is not valid; expected a positive number (Scharf: 1.1)"));
+            }
+            let cutoff = bytes("cutoff", d.cutoff)?;
+            if mean >= cutoff {
+                return err(format!("{p}.cutoff"), format!("must be above the mean ({mean} B)"));
+            }
+            Ok(SizeSpec::Pareto { mean, shape, cutoff })
+        }
+        "zipf" => {
+            only(&["exponent", "ranks", "unit"])?;
+            let exponent = d.exponent.ok_or_else(|| missing(&format!("{p}.exponent")))?;
+            if !(exponent > 0.0 && exponent.is_finite()) {
+                return err(format!("{p}.exponent"), format!("{exponent} is not valid; expected a positive number"));
+            }
+            let ranks = d.ranks.ok_or_else(|| missing(&format!("{p}.ranks")))?;
+            if !(1..=1_000_000).contains(&ranks) {
+                return err(format!("{p}.ranks"), "must be between 1 and 1000000");
+            }
+            Ok(SizeSpec::Zipf { exponent, ranks, unit: bytes("unit", d.unit)? })
+        }
+        other => err(format!("{p}.dist"), format!("{other:?} is not a known size distribution; expected \"fixed\", \"exponential\", \"pareto\" or \"zipf\"")),
+    }
 }
 
 /// `[quick_start]`: which routers take part, and their admission rule's share and window.

@@ -91,6 +91,8 @@ impl Network {
             Ends::Pair(i) => self.pair_hosts[i],
             Ends::Cross(j) => self.cross_hosts[j],
             Ends::Nodes { from, to } => (from as u32, to as u32),
+            Ends::Dumbbell { from, to, reverse: false } => (self.pair_hosts[from].0, self.pair_hosts[to].1),
+            Ends::Dumbbell { from, to, reverse: true } => (self.pair_hosts[to].1, self.pair_hosts[from].0),
         }
     }
 

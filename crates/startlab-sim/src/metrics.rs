@@ -6,7 +6,7 @@ use crate::trace::{Traces, SEQ_KINDS};
 use serde::Serialize;
 use startlab_cc::startup::Detail;
 use std::collections::BTreeMap;
-use startlab_scenario::QueueLimit;
+use startlab_scenario::{MeasureWindow, QueueLimit};
 use startlab_units::Time;
 
 /// One row of the per-flow table. `None` is "does not exist", never zero.
@@ -14,6 +14,16 @@ use startlab_units::Time;
 pub struct FlowResult {
     /// Flow name.
     pub flow: String,
+    /// The `[[arrivals]]` process that drew the flow; `None` for a `[[flows]]` entry.
+    pub group: Option<String>,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// When the application opened the connection, s.
+    pub start: f64,
+    /// Inside the measurement window (`[measure]`).
+    pub measured: bool,
     /// Startup algorithm.
     pub startup: String,
     /// Avoidance algorithm.
@@ -149,6 +159,70 @@ pub struct Results<'a> {
     pub link_names: Vec<String>,
     /// Names of the seq trace's `event` codes.
     pub seq_kinds: Vec<String>,
+    /// End of the warm-up of `[measure]` (s): fixed, or found automatically; `None` without a
+    /// warm-up or when the number of active flows never settled.
+    pub warmup_end: Option<f64>,
+}
+
+impl Simulation {
+    /// Sets `measured` on the flows `[measure]` selects; returns the warm-up end.
+    fn mark_measured(&self, flows: &mut [FlowResult], end: f64) -> Option<f64> {
+        match self.scenario.measure.window {
+            MeasureWindow::All => {
+                flows.iter_mut().for_each(|f| f.measured = true);
+                None
+            }
+            MeasureWindow::Time { from, to } => {
+                let (a, b) = (from.as_secs_f64(), to.as_secs_f64());
+                flows.iter_mut().for_each(|f| f.measured = f.start >= a && f.start < b);
+                None
+            }
+            MeasureWindow::Warmup { warmup, flows: n } => {
+                let w = match warmup {
+                    Some(d) => Some(d.as_secs_f64()),
+                    None => {
+                        // A flow is active from its opening to its completion (or the end).
+                        let spans: Vec<(f64, f64)> =
+                            flows.iter().map(|f| (f.start, f.completion_time.zip(f.t0).map_or(end, |(c, t0)| t0 + c))).collect();
+                        auto_warmup(&spans, end)
+                    }
+                };
+                if let Some(w) = w {
+                    let mut order: Vec<usize> = (0..flows.len()).filter(|&i| flows[i].start >= w).collect();
+                    order.sort_by(|&a, &b| flows[a].start.total_cmp(&flows[b].start).then(a.cmp(&b)));
+                    for &i in order.iter().take(n.map_or(usize::MAX, |n| n as usize)) {
+                        flows[i].measured = true;
+                    }
+                }
+                w
+            }
+        }
+    }
+}
+
+/// Seconds per sample of the active-flow count when finding the warm-up automatically.
+const WARMUP_WINDOW: f64 = 5.0;
+
+/// The end of the automatic warm-up: the end of the first `WARMUP_WINDOW` whose mean number of
+/// active flows is within 10 % (or one flow) of the previous window's. `spans` are the (open,
+/// close) times of every flow, s.
+pub fn auto_warmup(spans: &[(f64, f64)], end: f64) -> Option<f64> {
+    let windows = (end / WARMUP_WINDOW).floor() as usize;
+    // Mean active count per window = total active time inside the window / window length.
+    let mut busy = vec![0.0f64; windows];
+    for &(a, b) in spans {
+        let (a, b) = (a.max(0.0), b.min(end));
+        if b <= a {
+            continue;
+        }
+        let (first, last) = ((a / WARMUP_WINDOW) as usize, ((b / WARMUP_WINDOW) as usize).min(windows.saturating_sub(1)));
+        for (w, slot) in busy.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (lo, hi) = (w as f64 * WARMUP_WINDOW, (w + 1) as f64 * WARMUP_WINDOW);
+            *slot += (b.min(hi) - a.max(lo)).max(0.0);
+        }
+    }
+    let mean: Vec<f64> = busy.iter().map(|b| b / WARMUP_WINDOW).collect();
+    (1..mean.len()).find(|&w| mean[w] > 0.0 && (mean[w] - mean[w - 1]).abs() <= (0.1 * mean[w - 1]).max(1.0)).map(|w| (w + 1) as f64 * WARMUP_WINDOW)
 }
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
@@ -167,7 +241,7 @@ impl Simulation {
         let dur = self.end().as_secs_f64();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, fl) in self.flows.iter().enumerate() {
-            let spec = &self.scenario.flows[i];
+            let spec = &self.specs[i];
             let s = fl.sender.stats();
             let cc = fl.sender.cc();
             let mss = spec.tcp.mss;
@@ -205,6 +279,11 @@ impl Simulation {
             let unique = s.packets_sent - s.retransmissions;
             flows.push(FlowResult {
                 flow: fl.name.clone(),
+                group: self.groups[i].map(|g| self.scenario.arrivals[g as usize].name.clone()),
+                src: self.net.nodes[fl.src as usize].clone(),
+                dst: self.net.nodes[fl.dst as usize].clone(),
+                start: secs(fl.opened),
+                measured: false,
                 startup: cc.startup_name().to_string(),
                 congestion_avoidance: cc.avoidance_name().to_string(),
                 recovery: spec.tcp.recovery_name().to_string(),
@@ -298,7 +377,9 @@ impl Simulation {
                 }
             })
             .collect();
+        let warmup_end = self.mark_measured(&mut flows, end.as_secs_f64());
         Results {
+            warmup_end,
             flows,
             links,
             traces: &self.traces,

@@ -17,6 +17,14 @@ pub enum Component {
     QuickStartRequest = 2,
     /// A Quick-Start router's fresh nonce bits when it lowers a rate (instance = node index).
     QuickStartRouter = 3,
+    /// Arrival times of an `[[arrivals]]` process.
+    ArrivalTimes = 10,
+    /// Flow sizes of an `[[arrivals]]` process.
+    ArrivalSizes = 11,
+    /// Hosts of the flows of an `[[arrivals]]` process.
+    ArrivalEnds = 12,
+    /// Startup algorithm choice of an `[[arrivals]]` process.
+    ArrivalMix = 13,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

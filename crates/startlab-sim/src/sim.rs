@@ -9,7 +9,8 @@ use crate::trace::{Gate, Traces, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_scenario::{AckSpec, RecoverySpec, Scenario, SsthreshSpec, StartupSpec};
+use crate::workload;
+use startlab_scenario::{AckSpec, ArrivalEnds, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
 use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
@@ -79,6 +80,8 @@ pub(crate) struct FlowState {
     pub available: Option<f64>,
     pub forced_drops: Vec<u64>,
     pub m: FlowMeter,
+    /// When the application opened the connection (start plus its jitter).
+    pub opened: Time,
 }
 
 /// Quick-Start support in the routers (built only when a flow uses Quick-Start).
@@ -122,6 +125,92 @@ pub struct Simulation {
     finished: bool,
     pub(crate) link_bits: Vec<f64>,
     qs: Option<QsRouters>,
+    /// Every flow: the scenario's `[[flows]]`, then those the `[[arrivals]]` processes drew.
+    pub(crate) specs: Vec<FlowSpec>,
+    /// The arrival process of each flow (index into `scenario.arrivals`), `None` for `[[flows]]`.
+    pub(crate) groups: Vec<Option<u32>>,
+}
+
+/// Draws the flows of every `[[arrivals]]` process from the seed: Poisson arrival times, then per
+/// flow its size, hosts and startup algorithm, each from its own stream (so changing, say, the size
+/// law leaves the arrival times as they were).
+fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
+    let (mut flows, mut groups) = (Vec::new(), Vec::new());
+    for (j, a) in scenario.arrivals.iter().enumerate() {
+        let j64 = j as u64;
+        let mut times = rng::stream(scenario.seed, rng::Component::ArrivalTimes, j64);
+        let mut sizes = rng::stream(scenario.seed, rng::Component::ArrivalSizes, j64);
+        let mut ends = rng::stream(scenario.seed, rng::Component::ArrivalEnds, j64);
+        let mut mix = rng::stream(scenario.seed, rng::Component::ArrivalMix, j64);
+        let law = match a.size {
+            SizeSpec::Fixed { value } => workload::SizeDist::Fixed(value),
+            SizeSpec::Exponential { mean } => workload::SizeDist::Exponential { mean: mean as f64 },
+            SizeSpec::Pareto { mean, shape, cutoff } => workload::SizeDist::pareto(mean as f64, shape, cutoff as f64)
+                .expect("the scenario checked that the mean lies below the cutoff"),
+            SizeSpec::Zipf { exponent, ranks, unit } => workload::SizeDist::zipf(ranks, exponent, unit),
+        };
+        let at = workload::poisson_arrivals(a.rate, Time(a.start.as_nanos()), Time(a.stop.as_nanos()), a.count, &mut times);
+        for (k, t) in at.into_iter().enumerate() {
+            let size = law.sample(&mut sizes);
+            let flow_ends = match &a.ends {
+                ArrivalEnds::Dumbbell { both_directions } => {
+                    let Topology::Dumbbell(d) = &scenario.topology else { unreachable!("checked by the scenario") };
+                    let n = d.rtts.len();
+                    let from = ends.random_range(0..n);
+                    let to = ends.random_range(0..n);
+                    let reverse = *both_directions && ends.random::<bool>();
+                    Ends::Dumbbell { from, to, reverse }
+                }
+                ArrivalEnds::Graph { from, to } => {
+                    let Topology::Graph(g) = &scenario.topology else { unreachable!("checked by the scenario") };
+                    // Redraw until the two hosts are distinct and not behind the same router (the
+                    // scenario checked that such a pair exists).
+                    loop {
+                        let x = from[ends.random_range(0..from.len())];
+                        let y = to[ends.random_range(0..to.len())];
+                        if x != y && (graph_router(g, x).is_none() || graph_router(g, x) != graph_router(g, y)) {
+                            break Ends::Nodes { from: x, to: y };
+                        }
+                    }
+                }
+            };
+            let u: f64 = mix.random();
+            let mut acc = 0.0;
+            let startup = a
+                .mix
+                .iter()
+                .find(|(_, share)| {
+                    acc += share;
+                    u < acc
+                })
+                .unwrap_or_else(|| a.mix.last().expect("a mix has at least one algorithm"))
+                .0
+                .clone();
+            flows.push(FlowSpec {
+                name: format!("{}-{k}", a.name),
+                ends: flow_ends,
+                tcp: a.tcp.clone(),
+                startup,
+                start: Dur(t.as_nanos()),
+                start_jitter: Dur::ZERO,
+                size: Some(size),
+                drops: Vec::new(),
+            });
+            groups.push(j as u32);
+        }
+    }
+    (flows, groups)
+}
+
+/// The router a host hangs on, if it has exactly one link.
+fn graph_router(g: &startlab_scenario::Graph, host: usize) -> Option<usize> {
+    let mut it = g.links.iter().filter_map(|l| match l.between {
+        [x, y] if x == host => Some(y),
+        [x, y] if y == host => Some(x),
+        _ => None,
+    });
+    let first = it.next()?;
+    it.next().is_none().then_some(first)
 }
 
 fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controller {
@@ -262,7 +351,13 @@ impl Simulation {
     pub fn new(scenario: Scenario) -> Result<Simulation, BuildError> {
         let net = network(&scenario);
         let mut q = EventQueue::default();
-        let mut flows = Vec::with_capacity(scenario.flows.len());
+        let (drawn, drawn_groups) = arrival_flows(&scenario);
+        let static_flows = scenario.flows.len();
+        let mut specs = scenario.flows.clone();
+        specs.extend(drawn);
+        let mut groups: Vec<Option<u32>> = vec![None; static_flows];
+        groups.extend(drawn_groups.into_iter().map(Some));
+        let mut flows = Vec::with_capacity(specs.len());
         let mut cross = Vec::new();
         let mut cross_paths = Vec::new();
         for (j, c) in scenario.cross.iter().enumerate() {
@@ -285,7 +380,7 @@ impl Simulation {
             q.push(Time(c.start.as_nanos()), Source::Cross(j as u32));
         }
         let mut paths = Vec::new();
-        for (i, f) in scenario.flows.iter().enumerate() {
+        for (i, f) in specs.iter().enumerate() {
             let (src, dst) = net.ends(&f.ends);
             let no_route = |a: u32, b: u32| BuildError {
                 path: format!("flows[{i}]"),
@@ -296,9 +391,11 @@ impl Simulation {
             paths.push((fwd, rev));
         }
         // Available rate of a flow: its bottleneck's rate minus the CBR load crossing it, shared
-        // equally among the TCP flows crossing it.
+        // equally among the `[[flows]]` crossing it. A flow drawn by an arrival process counts
+        // itself and those `[[flows]]`, not the other drawn flows (how many of them overlap is
+        // random).
         let mut tcp_on = vec![0u64; net.channels.len()];
-        for (fwd, _) in &paths {
+        for (fwd, _) in &paths[..static_flows] {
             for &c in fwd {
                 tcp_on[c as usize] += 1;
             }
@@ -309,7 +406,7 @@ impl Simulation {
                 cbr_on[ch as usize] += c.rate.bps() as f64;
             }
         }
-        for (i, f) in scenario.flows.iter().enumerate() {
+        for (i, f) in specs.iter().enumerate() {
             let (src, dst) = net.ends(&f.ends);
             let (fwd, rev) = paths[i].clone();
             let t = &f.tcp;
@@ -325,7 +422,8 @@ impl Simulation {
                 .expect("a path between two distinct hosts has a channel");
             let bc = bottleneck as usize;
             let left = net.channels[bc].rate.bps() as f64 - cbr_on[bc];
-            let available = (left > 0.0).then(|| left / tcp_on[bc] as f64);
+            let sharing = tcp_on[bc] + u64::from(i >= static_flows);
+            let available = (left > 0.0).then(|| left / sharing as f64);
             let recovery = match t.recovery {
                 RecoverySpec::Tahoe => Recovery::Tahoe,
                 RecoverySpec::Reno => Recovery::Reno,
@@ -392,15 +490,17 @@ impl Simulation {
                 available,
                 forced_drops,
                 m: FlowMeter { last_cc: (f64::NAN, last_cc.1), ..FlowMeter::default() },
+                opened: Time::ZERO,
             });
             let mut start = Time(f.start.as_nanos());
             if f.start_jitter > Dur::ZERO {
                 let mut rng = rng::stream(scenario.seed, rng::Component::FlowStart, i as u64);
                 start += Dur(rng.random_range(0..=f.start_jitter.as_nanos()));
             }
+            flows.last_mut().expect("just pushed").opened = start;
             q.push(start, Source::FlowStart(i as u32));
         }
-        let qs = scenario.flows.iter().any(|f| f.startup.name() == "quick-start").then(|| {
+        let qs = specs.iter().any(|f| f.startup.name() == "quick-start").then(|| {
             let spec = &scenario.quick_start;
             let participates: Vec<bool> = (0..net.nodes.len())
                 .map(|v| !net.is_host[v] && spec.routers.as_ref().is_none_or(|names| names.contains(&net.nodes[v])))
@@ -435,6 +535,8 @@ impl Simulation {
             qs,
             net,
             scenario,
+            specs,
+            groups,
         })
     }
 
@@ -884,7 +986,7 @@ impl Simulation {
             if fl.receiver.delivered() < fl.sender.snd_una() {
                 errors.push(format!("flow {}: sender saw {} bytes ACKed but the receiver has only {}", fl.name, fl.sender.snd_una(), fl.receiver.delivered()));
             }
-            if let (Some(size), Some(_)) = (self.scenario.flows[i].size, fl.sender.completed_at()) {
+            if let (Some(size), Some(_)) = (self.specs[i].size, fl.sender.completed_at()) {
                 if fl.receiver.delivered() != size {
                     errors.push(format!("flow {}: completed but the receiver got {} of {size} bytes", fl.name, fl.receiver.delivered()));
                 }

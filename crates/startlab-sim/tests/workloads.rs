@@ -1,0 +1,206 @@
+//! Flow arrival processes (`[[arrivals]]`) and measurement windows (`[measure]`).
+
+mod common;
+use common::run;
+use startlab_sim::FlowResult;
+
+fn dumbbell(arrivals: &str, measure: &str, duration: &str) -> String {
+    format!(
+        r#"
+seed = 3
+duration = "{duration}"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "20Mbps"
+bottleneck_delay = "20ms"
+rtt = "40ms"
+access_rate = "50Mbps"
+pairs = 102
+queue = {{ kind = "droptail", limit = "100pkt" }}
+[trace]
+cwnd = false
+seq = false
+queue = false
+{arrivals}
+{measure}
+"#
+    )
+}
+
+const WEB: &str = r#"
+[[arrivals]]
+name = "web"
+rate = 20
+size = { dist = "exponential", mean = "50pkt" }
+direction = "both"
+tcp = { recovery = "sack", mss = "1000B", initial_window = 2, initial_ssthresh = "20000pkt", ack = "every-packet" }
+mix = [{ algorithm = "paced-start", share = 0.5 }, { algorithm = "slow-start", share = 0.5 }]
+"#;
+
+fn mean(x: impl Iterator<Item = f64>) -> (f64, f64, usize) {
+    let v: Vec<f64> = x.collect();
+    let n = v.len();
+    let m = v.iter().sum::<f64>() / n as f64;
+    let sd = (v.iter().map(|a| (a - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    (m, sd / (n as f64).sqrt(), n)
+}
+
+#[test]
+fn arrivals_sizes_hosts_and_the_mix_match_the_configuration_within_sampling_error() {
+    // 400 s at 20 flows/s: 8000 expected arrivals, Poisson sd sqrt(8000) = 89.
+    let sim = run(&dumbbell(WEB, "", "400s"));
+    let r = sim.results();
+    let flows: Vec<&FlowResult> = r.flows.iter().filter(|f| f.group.as_deref() == Some("web")).collect();
+    let n = flows.len() as f64;
+    assert!((n - 8000.0).abs() < 4.0 * 89.0, "{n} arrivals in 400 s at 20/s");
+    // Inter-arrival times are exponential: mean 1/20 s and coefficient of variation 1.
+    let mut starts: Vec<f64> = flows.iter().map(|f| f.start).collect();
+    starts.sort_by(f64::total_cmp);
+    let gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    let (g, g_se, _) = mean(gaps.iter().copied());
+    assert!((g - 0.05).abs() < 4.0 * g_se, "mean gap {g}");
+    let sd = (gaps.iter().map(|x| (x - g).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    assert!((sd / g - 1.0).abs() < 0.05, "cv of the gaps {}", sd / g);
+    // Sizes: exponential with mean 50 packets of 1000 B.
+    let (m, se, _) = mean(flows.iter().map(|f| f.size.unwrap() as f64));
+    assert!((m - 50_000.0).abs() < 4.0 * se, "mean size {m} (se {se})");
+    // Offered load per direction = rate x mean size / 2 directions; carried = bytes delivered.
+    let delivered: f64 = flows.iter().map(|f| f.bytes_delivered as f64).sum();
+    let offered = 20.0 * 50_000.0 * 400.0;
+    assert!((delivered / offered - 1.0).abs() < 0.05, "delivered {delivered} of about {offered} offered bytes");
+    // Mix 0.5 / 0.5 (binomial sd = sqrt(n/4)).
+    let past = flows.iter().filter(|f| f.startup == "paced-start").count() as f64;
+    assert!((past - n / 2.0).abs() < 4.0 * (n / 4.0).sqrt(), "{past} of {n} flows chose paced-start");
+    // Hosts: random on each side, both directions about equally often.
+    let reverse = flows.iter().filter(|f| f.src.starts_with('d')).count() as f64;
+    assert!((reverse - n / 2.0).abs() < 4.0 * (n / 4.0).sqrt(), "{reverse} right-to-left flows");
+    let senders: std::collections::BTreeSet<&str> = flows.iter().map(|f| f.src.as_str()).collect();
+    assert!(senders.len() > 190, "flows come from most of the 204 hosts: {}", senders.len());
+    assert!(flows.iter().all(|f| f.src[..1] != f.dst[..1]), "every flow crosses the bottleneck");
+}
+
+#[test]
+fn the_same_seed_draws_the_same_flows_and_another_seed_different_ones() {
+    let a = run(&dumbbell(WEB, "", "20s")).results().flows;
+    let b = run(&dumbbell(WEB, "", "20s")).results().flows;
+    assert_eq!(a, b);
+    let c = run(&dumbbell(WEB, "", "20s").replace("seed = 3", "seed = 4")).results().flows;
+    assert_ne!(a.iter().map(|f| f.start).collect::<Vec<_>>(), c.iter().map(|f| f.start).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_paced_start_figure_11_setup_yields_2000_measured_flows_after_an_automatic_warm_up() {
+    let sim = run(&dumbbell(WEB, "[measure]\nwarmup = \"auto\"\nflows = 2000", "130s"));
+    let r = sim.results();
+    let measured: Vec<&FlowResult> = r.flows.iter().filter(|f| f.measured).collect();
+    assert_eq!(measured.len(), 2000);
+    let w = r.warmup_end.expect("20 flows/s of 0.4 s each settle quickly");
+    assert!((5.0..=30.0).contains(&w), "warm-up {w} s");
+    assert!(measured.iter().all(|f| f.start >= w));
+    // They are the first 2000 to arrive after the warm-up.
+    let first_unmeasured_after = r.flows.iter().filter(|f| !f.measured && f.start >= w).map(|f| f.start).fold(f64::INFINITY, f64::min);
+    assert!(measured.iter().all(|f| f.start < first_unmeasured_after));
+    assert!(measured.iter().filter(|f| f.completed).count() > 1990, "nearly all complete before the end");
+}
+
+#[test]
+fn a_time_window_marks_the_flows_that_start_inside_it() {
+    let sim = run(&dumbbell(WEB, "[measure]\nwindow = [\"5s\", \"10s\"]", "12s"));
+    let r = sim.results();
+    assert!(r.flows.iter().any(|f| f.measured) && r.flows.iter().any(|f| !f.measured));
+    assert!(r.flows.iter().all(|f| f.measured == (f.start >= 5.0 && f.start < 10.0)));
+    assert_eq!(r.warmup_end, None);
+}
+
+#[test]
+fn graph_arrivals_never_pair_two_hosts_of_one_router() {
+    let toml = r#"
+seed = 1
+duration = "30s"
+[topology]
+kind = "graph"
+hosts = ["a1", "a2", "b1", "b2"]
+routers = ["ra", "rb"]
+links = [
+  { between = ["a1", "ra"], rate = "50Mbps", delay = "1ms", queue = { kind = "droptail", limit = "1000pkt" } },
+  { between = ["a2", "ra"], rate = "50Mbps", delay = "1ms", queue = { kind = "droptail", limit = "1000pkt" } },
+  { between = ["b1", "rb"], rate = "50Mbps", delay = "1ms", queue = { kind = "droptail", limit = "1000pkt" } },
+  { between = ["b2", "rb"], rate = "50Mbps", delay = "1ms", queue = { kind = "droptail", limit = "1000pkt" } },
+  { between = ["ra", "rb"], rate = "10Mbps", delay = "10ms", queue = { kind = "droptail", limit = "50pkt" } },
+]
+[[arrivals]]
+name = "x"
+rate = 10
+size = { dist = "pareto", mean = "20KB", shape = 1.2, cutoff = "1MB" }
+"#;
+    let sim = run(toml);
+    let r = sim.results();
+    assert!(r.flows.len() > 200);
+    assert!(r.flows.iter().all(|f| f.src[..1] != f.dst[..1]), "every flow crosses ra-rb");
+}
+
+mod property {
+    use super::common;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Random arrival processes on random dumbbells: every invariant holds and every flow that
+        /// arrived in the first 10 s completes by 200 s.
+        #[test]
+        fn invariants_hold_with_random_arrival_processes(
+            rate_mbps in 1u64..30,
+            queue in 2u64..200,
+            arrivals in 1u64..30,
+            dist in prop::sample::select(vec![
+                r#"{ dist = "exponential", mean = "20pkt" }"#,
+                r#"{ dist = "pareto", mean = "30KB", shape = 1.1, cutoff = "2MB" }"#,
+                r#"{ dist = "fixed", value = "7pkt" }"#,
+                r#"{ dist = "zipf", exponent = 1.1, ranks = 100, unit = "2pkt" }"#,
+            ]),
+            a in prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
+            b in prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
+            both in any::<bool>(),
+            recovery in prop::sample::select(vec!["reno", "newreno", "sack"]),
+        ) {
+            // Initial-Start is not allowed in a mix; smooth-start and dbc need a finite ssthresh.
+            let pick = |x: &str| if x == "initial-start" { "slow-start".to_string() } else { x.to_string() };
+            let (a, b) = (pick(a), pick(b));
+            let mix = if a == b {
+                format!(r#"startup = {{ algorithm = "{a}" }}"#)
+            } else {
+                format!(r#"mix = [{{ algorithm = "{a}", share = 0.3 }}, {{ algorithm = "{b}", share = 0.7 }}]"#)
+            };
+            let toml = format!(
+                r#"
+seed = 11
+duration = "200s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{rate_mbps}Mbps"
+rtt = "60ms"
+access_rate = "100Mbps"
+pairs = 5
+queue = {{ kind = "droptail", limit = "{queue}pkt" }}
+[trace]
+seq = false
+[[arrivals]]
+name = "w"
+rate = {arrivals}
+stop = "10s"
+size = {dist}
+direction = "{}"
+tcp = {{ recovery = "{recovery}", handshake = true, initial_ssthresh = "64pkt", rto_max = "4s" }}
+{mix}
+"#,
+                if both { "both" } else { "forward" }
+            );
+            let sim = common::run(&toml);
+            for f in sim.results().flows {
+                prop_assert!(f.completed, "flow {} did not complete:\n{}", f.flow, toml);
+                prop_assert_eq!(Some(f.bytes_delivered), f.size);
+            }
+        }
+    }
+}
