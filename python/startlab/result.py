@@ -153,7 +153,7 @@ class Result:
 
         Files: ``flows``, ``links`` and ``trace_{cwnd,seq,queue}`` as ``.parquet`` and ``.csv``;
         ``scenario.json``, ``stats.json``; ``cwnd``, ``sequence``, ``queue`` as ``.png`` and
-        ``.svg``. A trace the scenario disabled is neither written nor plotted. Returns the paths
+        ``.svg``, and ``cdf_throughput`` for runs of 10 flows or more. A trace the scenario disabled is neither written nor plotted. Returns the paths
         written.
         """
         out = Path(out_dir)
@@ -177,9 +177,13 @@ class Result:
         for name, (frame, draw) in plots.items():
             if not frame.empty:
                 written += _save(draw(), out / name)
-        if self.flows["throughput"].notna().sum() > 1:
+        if self.flows["throughput"].notna().sum() >= _CDF_MIN_FLOWS:
             written += _save(self.plot_cdf(), out / "cdf_throughput")
         return written
+
+
+#: ``write`` adds the throughput CDF for runs with at least this many flows with a throughput.
+_CDF_MIN_FLOWS = 10
 
 
 def _save(figure: Figure, stem: Path) -> list[Path]:
