@@ -503,7 +503,10 @@ pub struct CrossSpec {
     pub name: String,
     /// Where it runs.
     pub ends: Ends,
-    /// Constant bit rate (of whole packets on the wire).
+    /// How packets are spaced.
+    pub process: CrossProcess,
+    /// Constant bit rate (of whole packets on the wire); the mean rate of a Poisson source; the
+    /// rate while "on" of an on/off source.
     pub rate: Rate,
     /// Packet size on the wire.
     pub packet_size: u64,
@@ -511,6 +514,33 @@ pub struct CrossSpec {
     pub start: Dur,
     /// No packet at or after this time.
     pub stop: Dur,
+}
+
+/// The packet process of a `[[cross]]` source.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CrossProcess {
+    /// Exactly one packet every `packet_size / rate`.
+    Cbr,
+    /// Exponential gaps of mean `packet_size / rate`.
+    Poisson,
+    /// Exponential on and off periods; constant rate while on.
+    OnOff {
+        /// Mean on period.
+        on: Dur,
+        /// Mean off period.
+        off: Dur,
+    },
+}
+
+impl CrossProcess {
+    /// The long-run fraction of time the source sends at its rate (1 for CBR and Poisson).
+    pub fn duty(&self) -> f64 {
+        match *self {
+            CrossProcess::Cbr | CrossProcess::Poisson => 1.0,
+            CrossProcess::OnOff { on, off } => on.as_secs_f64() / (on.as_secs_f64() + off.as_secs_f64()),
+        }
+    }
 }
 
 /// Quick-Start support in the routers (`[quick_start]`, ALGORITHMS.md §10.1). Only matters when a

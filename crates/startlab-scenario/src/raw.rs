@@ -37,6 +37,12 @@ pub struct Topology {
     pub pairs: Option<u64>,
     pub queue: Option<Queue>,
     pub access_queue: Option<Queue>,
+    // parking lot
+    pub backbone_links: Option<u64>,
+    pub backbone_rate: Option<RateV>,
+    pub backbone_delay: Option<DurV>,
+    pub hosts_per_router: Option<u64>,
+    pub access_delay: Option<DurV>,
     // graph
     pub hosts: Option<Vec<String>>,
     pub routers: Option<Vec<String>>,
@@ -66,6 +72,7 @@ pub struct Flow {
     pub name: String,
     pub count: Option<u64>,
     pub pair: Option<u64>,
+    pub reverse: Option<bool>,
     pub from: Option<String>,
     pub to: Option<String>,
     pub tcp: Option<Tcp>,
@@ -112,6 +119,8 @@ pub struct Tcp {
 #[serde(deny_unknown_fields)]
 pub struct Cross {
     pub kind: String,
+    pub on: Option<DurV>,
+    pub off: Option<DurV>,
     pub rate: RateV,
     pub packet_size: BytesV,
     pub start: Option<DurV>,

@@ -101,9 +101,25 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
     let mut cross = Vec::new();
     for (j, c) in s.cross.iter().enumerate() {
         let p = format!("cross[{j}]");
-        if c.kind != "cbr" {
-            return err(format!("{p}.kind"), format!("{:?} is not a known cross-traffic source; expected \"cbr\"", c.kind));
-        }
+        let process = match c.kind.as_str() {
+            "cbr" | "poisson" => {
+                if let Some(key) = [("on", c.on.is_some()), ("off", c.off.is_some())].iter().find(|k| k.1) {
+                    return err(format!("{p}.{}", key.0), format!("is a key of kind = \"onoff\", not {:?}", c.kind));
+                }
+                if c.kind == "cbr" { CrossProcess::Cbr } else { CrossProcess::Poisson }
+            }
+            "onoff" => {
+                let on = c.on.ok_or_else(|| missing(&format!("{p}.on")))?.0;
+                let off = c.off.ok_or_else(|| missing(&format!("{p}.off")))?.0;
+                if on == Dur::ZERO {
+                    return err(format!("{p}.on"), "the mean on period must be longer than 0s");
+                }
+                CrossProcess::OnOff { on, off }
+            }
+            other => {
+                return err(format!("{p}.kind"), format!("{other:?} is not a known cross-traffic source; expected \"cbr\", \"poisson\" or \"onoff\""))
+            }
+        };
         let rate = positive_rate(&format!("{p}.rate"), c.rate.0)?;
         if c.packet_size.0 == 0 || c.packet_size.0 > 65_535 {
             return err(format!("{p}.packet_size"), "must be between 1B and 65535B");
@@ -125,7 +141,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
             }
             Topology::Graph(g) => graph_ends(&p, g, c.from.as_deref(), c.to.as_deref())?,
         };
-        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("cbr{j}")), ends, rate, packet_size: c.packet_size.0, start, stop });
+        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("{}{j}", c.kind)), ends, process, rate, packet_size: c.packet_size.0, start, stop });
     }
     let early_rtts = s.measure.as_ref().and_then(|m| m.early_rtts).unwrap_or(10);
     if early_rtts == 0 {
@@ -420,7 +436,12 @@ fn quick_start(q: Option<&raw::QuickStart>, topo: &Topology) -> R<QuickStartSpec
 
 fn topology(t: &raw::Topology, flows: u64) -> R<Topology> {
     let only = |ok: &[&str]| -> R<()> {
-        let given: [(&str, bool); 11] = [
+        let given: [(&str, bool); 16] = [
+            ("backbone_links", t.backbone_links.is_some()),
+            ("backbone_rate", t.backbone_rate.is_some()),
+            ("backbone_delay", t.backbone_delay.is_some()),
+            ("hosts_per_router", t.hosts_per_router.is_some()),
+            ("access_delay", t.access_delay.is_some()),
             ("bottleneck_rate", t.bottleneck_rate.is_some()),
             ("rtt", t.rtt.is_some()),
             ("rtts", t.rtts.is_some()),
@@ -515,7 +536,44 @@ fn topology(t: &raw::Topology, flows: u64) -> R<Topology> {
             }
             Ok(Topology::Graph(Graph { nodes, hosts: hosts.len(), links }))
         }
-        other => err("topology.kind", format!("{other:?} is not a known topology; expected \"dumbbell\" or \"graph\"")),
+        "parking-lot" => {
+            // The Paced Start paper's Fig. 10: routers r0..rK in a chain of K backbone links, each
+            // router with its own hosts h{r}_{k} on access links. Resolved into a graph.
+            only(&["backbone_links", "backbone_rate", "backbone_delay", "hosts_per_router", "access_rate", "access_delay", "queue", "access_queue"])?;
+            let k = t.backbone_links.ok_or_else(|| missing("topology.backbone_links"))?;
+            if !(1..=1000).contains(&k) {
+                return err("topology.backbone_links", "must be between 1 and 1000");
+            }
+            let per = t.hosts_per_router.ok_or_else(|| missing("topology.hosts_per_router"))?;
+            if !(1..=10_000).contains(&per) || per * (k + 1) > 1_000_000 {
+                return err("topology.hosts_per_router", "must be between 1 and 10000, and at most 1000000 hosts in all");
+            }
+            let rate = positive_rate("topology.backbone_rate", t.backbone_rate.ok_or_else(|| missing("topology.backbone_rate"))?.0)?;
+            let delay = t.backbone_delay.ok_or_else(|| missing("topology.backbone_delay"))?.0;
+            let access_rate = positive_rate("topology.access_rate", t.access_rate.ok_or_else(|| missing("topology.access_rate"))?.0)?;
+            let access_delay = t.access_delay.map_or(Dur::ZERO, |d| d.0);
+            let q = queue("topology.queue", t.queue.as_ref().ok_or_else(|| missing("topology.queue"))?)?;
+            let access_q = match &t.access_queue {
+                Some(q) => queue("topology.access_queue", q)?,
+                None => QueueSpec::Droptail { limit: QueueLimit::Packets(100_000) },
+            };
+            let hosts = ((k + 1) * per) as usize;
+            let mut nodes: Vec<String> = (0..=k).flat_map(|r| (0..per).map(move |h| format!("h{r}_{h}"))).collect();
+            nodes.extend((0..=k).map(|r| format!("r{r}")));
+            let mut links = Vec::new();
+            for r in 0..=k as usize {
+                for h in 0..per as usize {
+                    let host = r * per as usize + h;
+                    let link = LinkSpec { name: format!("access-{}", nodes[host]), between: [host, hosts + r], rate: access_rate, delay: access_delay, queue: access_q };
+                    links.push(link);
+                }
+            }
+            for i in 0..k as usize {
+                links.push(LinkSpec { name: format!("backbone{i}"), between: [hosts + i, hosts + i + 1], rate, delay, queue: q });
+            }
+            Ok(Topology::Graph(Graph { nodes, hosts, links }))
+        }
+        other => err("topology.kind", format!("{other:?} is not a known topology; expected \"dumbbell\", \"parking-lot\" or \"graph\"")),
     }
 }
 
@@ -552,11 +610,18 @@ fn flow_ends(p: &str, f: &raw::Flow, index: usize, replicate: u64, topo: &Topolo
             if pair >= d.rtts.len() {
                 return err(format!("{p}.pair"), format!("pair {pair} does not exist; the dumbbell has {} pairs (0..{})", d.rtts.len(), d.rtts.len()));
             }
+            if f.reverse == Some(true) {
+                // Reverse-direction traffic: the pair's d host sends to its s host.
+                return Ok(Ends::Dumbbell { from: pair, to: pair, reverse: true });
+            }
             Ok(Ends::Pair(pair))
         }
         Topology::Graph(g) => {
             if f.pair.is_some() {
                 return err(format!("{p}.pair"), "pair is for kind = \"dumbbell\"; in a graph use from/to");
+            }
+            if f.reverse.is_some() {
+                return err(format!("{p}.reverse"), "reverse is for kind = \"dumbbell\"; in a graph swap from and to");
             }
             graph_ends(p, g, f.from.as_deref(), f.to.as_deref())
         }

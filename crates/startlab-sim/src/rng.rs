@@ -25,6 +25,8 @@ pub enum Component {
     ArrivalEnds = 12,
     /// Startup algorithm choice of an `[[arrivals]]` process.
     ArrivalMix = 13,
+    /// A Poisson or on/off cross-traffic source.
+    Cross = 14,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

@@ -10,7 +10,7 @@ use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
-use startlab_scenario::{AckSpec, ArrivalEnds, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
 use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
@@ -104,6 +104,16 @@ struct CrossState {
     start: Time,
     stop: Time,
     k: u64,
+    process: CrossProcess,
+    /// Poisson and on/off sources: their own random stream.
+    rng: Option<rand_pcg::Pcg64>,
+    /// On/off: the current on period ends here.
+    on_until: Time,
+}
+
+/// An exponential duration of mean `mean`, from a uniform draw in (0, 1].
+fn exp_dur(rng: &mut rand_pcg::Pcg64, mean: f64) -> Dur {
+    Dur::from_secs_f64(-mean * (1.0 - rng.random::<f64>()).ln())
 }
 
 /// One simulation of one scenario.
@@ -376,7 +386,15 @@ impl Simulation {
                 start: Time(c.start.as_nanos()),
                 stop: Time(c.stop.as_nanos()),
                 k: 0,
+                process: c.process,
+                rng: (c.process != CrossProcess::Cbr).then(|| rng::stream(scenario.seed, rng::Component::Cross, j as u64)),
+                on_until: Time::ZERO,
             });
+            let st = cross.last_mut().expect("just pushed");
+            if let (CrossProcess::OnOff { on, .. }, Some(rng)) = (st.process, st.rng.as_mut()) {
+                // The source starts in an on period of random length.
+                st.on_until = st.start + exp_dur(rng, on.as_secs_f64());
+            }
             q.push(Time(c.start.as_nanos()), Source::Cross(j as u32));
         }
         let mut paths = Vec::new();
@@ -403,7 +421,7 @@ impl Simulation {
         let mut cbr_on = vec![0f64; net.channels.len()];
         for (path, c) in cross_paths.iter().zip(&scenario.cross) {
             for &ch in path {
-                cbr_on[ch as usize] += c.rate.bps() as f64;
+                cbr_on[ch as usize] += c.rate.bps() as f64 * c.process.duty();
             }
         }
         for (i, f) in specs.iter().enumerate() {
@@ -656,9 +674,24 @@ impl Simulation {
     fn cross_emit(&mut self, j: u32) {
         let c = &mut self.cross[j as usize];
         let (src, dst, size) = (c.src, c.dst, c.size);
-        // Exact schedule: packet k leaves at start + k * size / rate, no drift.
-        c.k += 1;
-        let next = c.start + Dur((c.k as u128 * c.bits_ns / c.rate) as u64);
+        let gap = Dur((c.bits_ns / c.rate) as u64);
+        let next = match (c.process, c.rng.as_mut()) {
+            (CrossProcess::Poisson, Some(rng)) => self.now + exp_dur(rng, gap.as_secs_f64()),
+            (CrossProcess::OnOff { on, off }, Some(rng)) => {
+                let mut next = self.now + gap;
+                while next >= c.on_until {
+                    // The on period ended: an off period, then the next on period.
+                    next = c.on_until + exp_dur(rng, off.as_secs_f64());
+                    c.on_until = next + exp_dur(rng, on.as_secs_f64());
+                }
+                next
+            }
+            _ => {
+                // Exact schedule: packet k leaves at start + k * size / rate, no drift.
+                c.k += 1;
+                c.start + Dur((c.k as u128 * c.bits_ns / c.rate) as u64)
+            }
+        };
         if next < c.stop {
             self.q.push(next, Source::Cross(j));
         }

@@ -204,3 +204,115 @@ tcp = {{ recovery = "{recovery}", handshake = true, initial_ssthresh = "64pkt", 
         }
     }
 }
+
+fn cross_only(kind: &str, extra: &str) -> String {
+    format!(
+        r#"
+seed = 5
+duration = "200s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "100Mbps"
+rtt = "20ms"
+access_rate = "1Gbps"
+queue = {{ kind = "droptail", limit = "10000pkt" }}
+[trace]
+seq = false
+cwnd = false
+[[cross]]
+kind = "{kind}"
+rate = "10Mbps"
+packet_size = "1000B"
+{extra}
+"#
+    )
+}
+
+#[test]
+fn poisson_and_on_off_sources_carry_their_mean_rate() {
+    let delivered = |toml: &str| {
+        let sim = run(toml);
+        let r = sim.results();
+        let l = r.links.iter().find(|l| l.link == "bottleneck:left->right").unwrap().clone();
+        (l.departures, l.utilization)
+    };
+    // CBR: exactly 10 Mb/s = 1250 packets/s for 200 s.
+    let (cbr, _) = delivered(&cross_only("cbr", ""));
+    assert!((cbr as f64 - 250_000.0).abs() <= 1.0, "{cbr}");
+    // Poisson: the same mean (sd sqrt(250 000) = 500 packets).
+    let (poisson, _) = delivered(&cross_only("poisson", ""));
+    assert!((poisson as f64 - 250_000.0).abs() < 4.0 * 500.0, "{poisson}");
+    assert_ne!(poisson, cbr);
+    // On/off, mean on 1 s and off 3 s: a quarter of the time at 10 Mb/s; about 50 cycles, so the
+    // on fraction has sd about 0.25 * sqrt(2/50) x ... allow 25 %.
+    let (onoff, _) = delivered(&cross_only("onoff", "on = \"1s\"\noff = \"3s\""));
+    assert!((onoff as f64 / 62_500.0 - 1.0).abs() < 0.25, "{onoff}");
+}
+
+#[test]
+fn a_parking_lot_has_flows_over_one_to_ten_backbone_links() {
+    let toml = r#"
+seed = 2
+duration = "60s"
+[topology]
+kind = "parking-lot"
+backbone_links = 10
+backbone_rate = "20Mbps"
+backbone_delay = "20ms"
+queue = { kind = "droptail", limit = "1000pkt" }
+hosts_per_router = 12
+access_rate = "50Mbps"
+[trace]
+seq = false
+cwnd = false
+[[arrivals]]
+name = "p"
+rate = 10
+stop = "40s"
+size = { dist = "exponential", mean = "200pkt" }
+tcp = { recovery = "sack", mss = "1000B", initial_window = 2, initial_ssthresh = "20000pkt", ack = "every-packet" }
+startup = { algorithm = "paced-start" }
+"#;
+    let sim = run(toml);
+    let r = sim.results();
+    let router = |h: &str| h[1..h.find('_').unwrap()].parse::<i64>().unwrap();
+    let hops: std::collections::BTreeSet<i64> = r.flows.iter().map(|f| (router(&f.src) - router(&f.dst)).abs()).collect();
+    assert!(!hops.contains(&0), "every flow crosses a backbone link");
+    assert!(hops.len() >= 8, "paths of many lengths: {hops:?}");
+    // The base RTT is 40 ms of propagation per backbone link crossed, plus serialisation: a
+    // 1040-byte segment and a 40-byte ACK at 20 Mb/s per backbone link (0.432 ms) and at 50 Mb/s
+    // on the two access links (0.346 ms).
+    for f in &r.flows {
+        let k = (router(&f.src) - router(&f.dst)).abs() as f64;
+        let want = k * (0.04 + 1080.0 * 8.0 / 20e6) + 2.0 * 1080.0 * 8.0 / 50e6;
+        assert!((f.base_rtt - want).abs() < 1e-6, "{} over {k} links: base RTT {} vs {want}", f.flow, f.base_rtt);
+    }
+    assert_eq!(r.links.iter().filter(|l| l.link.starts_with("backbone")).count(), 20);
+}
+
+#[test]
+fn a_reverse_flow_runs_right_to_left_and_its_data_shares_the_path_of_the_forward_acks() {
+    let toml = r#"
+seed = 1
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+rtt = "50ms"
+access_rate = "100Mbps"
+queue = { kind = "droptail", limit = "50pkt" }
+[[flows]]
+name = "fwd"
+pair = 0
+[[flows]]
+name = "rev"
+pair = 0
+reverse = true
+"#;
+    let sim = run(toml);
+    let r = sim.results();
+    assert_eq!((r.flows[1].src.as_str(), r.flows[1].dst.as_str()), ("d0", "s0"));
+    let util = |name: &str| r.links.iter().find(|l| l.link == name).unwrap().utilization;
+    let (a, b) = (util("bottleneck:left->right"), util("bottleneck:right->left"));
+    assert!(a > 0.5 && b > 0.5, "both directions carry data: {a} {b}");
+}
