@@ -66,6 +66,8 @@ class Result:
         scenario: the resolved scenario (every default filled in), the run's provenance.
         stats: engine counters (``events``, ``delivered_packets``, ``sent_packets``,
             ``dropped_packets``, ``sim_time_ns``).
+        responses: one row per finished request/response exchange (``flow``, ``index``, ``size``,
+            ``request_time``, ``response_time``); empty without ``app`` flows.
         warmup_end: end of the ``[measure]`` warm-up in seconds (fixed or found automatically),
             None without a warm-up or when the number of active flows never settled.
     """
@@ -76,6 +78,7 @@ class Result:
     scenario: dict[str, Any]
     stats: dict[str, int]
     warmup_end: float | None = None
+    responses: pd.DataFrame | None = None
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -92,6 +95,7 @@ class Result:
             scenario=json.loads(raw["scenario"]),
             stats=dict(stats),
             warmup_end=raw.get("warmup_end"),
+            responses=_table(raw["responses"]) if "responses" in raw else None,
         )
 
     def __repr__(self) -> str:

@@ -388,6 +388,25 @@ impl Controller {
         }
     }
 
+    /// RFC 2861 §3 after `rtos` whole RTOs of idle time: ssthresh = max(ssthresh, 3/4 cwnd), then
+    /// cwnd halves once per RTO, not below the restart window `min(IW, cwnd)` (Linux
+    /// `tcp_cwnd_restart`).
+    pub fn on_idle_decay(&mut self, rtos: u64) {
+        let restart = self.cwnd.min(self.cfg.initial_window as f64);
+        if let Ssthresh::Bytes(s) = self.ssthresh {
+            self.ssthresh = Ssthresh::Bytes(s.max(0.75 * self.cwnd));
+        }
+        for _ in 0..rtos.min(64) {
+            if self.cwnd <= restart {
+                break;
+            }
+            self.cwnd = (self.cwnd / 2.0).max(restart);
+        }
+        if self.ssthresh.above(self.cwnd) {
+            self.phase = Phase::SlowStart;
+        }
+    }
+
     /// RFC 5681 §4.1 restart after idle: cwnd = min(IW, cwnd).
     pub fn on_idle_restart(&mut self) {
         self.cwnd = self.cwnd.min(self.cfg.initial_window as f64);
@@ -530,6 +549,19 @@ mod tests {
         c.on_congestion(&CongestionEvent { now: Time(2), kind: CongestionKind::Timeout, flight_size: 300 * MSS, enter_recovery: false });
         assert_eq!(c.ssthresh(), Ssthresh::Bytes(50.0 * MSS as f64), "FlightSize grew during recovery; ssthresh must not");
         assert_eq!(c.cwnd(), MSS as f64);
+    }
+
+    #[test]
+    fn rfc_2861_halves_cwnd_once_per_idle_rto_down_to_the_restart_window() {
+        let mut c = controller(4, Ssthresh::Bytes(40.0 * MSS as f64));
+        c.cwnd = 64.0 * MSS as f64;
+        c.phase = Phase::CongestionAvoidance;
+        c.on_idle_decay(3);
+        assert_eq!(c.cwnd(), 8.0 * MSS as f64, "64 -> 32 -> 16 -> 8 after three RTOs");
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(48.0 * MSS as f64), "ssthresh keeps 3/4 of the old cwnd");
+        assert_eq!(c.phase(), Phase::SlowStart);
+        c.on_idle_decay(10);
+        assert_eq!(c.cwnd(), 4.0 * MSS as f64, "never below min(IW, cwnd)");
     }
 
     #[test]

@@ -171,6 +171,8 @@ impl Simulation {
         let out = PyDict::new(py);
         out.set_item("flows", columns(py, &r.flows, None)?)?;
         out.set_item("links", columns(py, &r.links, None)?)?;
+        let empty = startlab_sim::ResponseResult { flow: String::new(), index: 0, size: 0, think: 0.0, request_time: 0.0, response_time: 0.0 };
+        out.set_item("responses", columns(py, &r.responses, Some(&empty))?)?;
         let traces = PyDict::new(py);
         let t = r.traces;
         let cwnd = PyDict::new(py);

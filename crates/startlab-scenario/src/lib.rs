@@ -303,6 +303,8 @@ pub struct FlowSpec {
     pub size: Option<u64>,
     /// 1-based indices of data packets (in transmission order) the network drops on purpose.
     pub drops: Vec<u64>,
+    /// A request/response application instead of one transfer of `size`.
+    pub app: Option<AppSpec>,
 }
 
 /// Loss recovery.
@@ -419,6 +421,35 @@ pub struct TcpSpec {
     pub linux_ss_clamp: bool,
     /// NewReno RTO restart: true = Impatient (RFC 6582 §4.1 default).
     pub newreno_impatient: bool,
+    /// The window after idle periods longer than the RTO.
+    pub idle_restart: IdleRestartSpec,
+}
+
+/// `tcp.idle_restart`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleRestartSpec {
+    /// RFC 5681 §4.1: cwnd = min(IW, cwnd).
+    Rfc5681,
+    /// RFC 2861: halve per idle RTO, not below min(IW, cwnd).
+    Rfc2861,
+    /// Keep cwnd.
+    Off,
+}
+
+/// A request/response application over one persistent connection (Scharf's web model): after a
+/// think time the client (the flow's receiving host) sends a request of `request` bytes; the
+/// server (the sending host) answers with a response drawn from `response`; `count` exchanges.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppSpec {
+    /// Request size on the wire (one packet), bytes.
+    pub request: u64,
+    /// Response sizes.
+    pub response: SizeSpec,
+    /// Mean of the exponential think time before each request.
+    pub think: Dur,
+    /// Number of exchanges.
+    pub count: u64,
 }
 
 impl TcpSpec {

@@ -81,6 +81,18 @@ pub struct Flow {
     pub start_jitter: Option<DurV>,
     pub size: Option<Amount>,
     pub drops: Option<Vec<u64>>,
+    pub app: Option<App>,
+}
+
+/// An application on a flow (`app = { kind = "request-response", ... }`).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct App {
+    pub kind: String,
+    pub request: Amount,
+    pub response: SizeDist,
+    pub think: DurV,
+    pub count: u64,
 }
 
 #[derive(Deserialize, Debug, Default, Clone)]
@@ -113,6 +125,7 @@ pub struct Tcp {
     pub cwnd_validation: Option<bool>,
     pub linux_ss_clamp: Option<bool>,
     pub newreno_timer: Option<String>,
+    pub idle_restart: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

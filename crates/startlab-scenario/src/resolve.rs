@@ -82,6 +82,29 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
                 return err(format!("{p}.size"), format!("{k:?} is not a size; expected bytes (\"100KB\"), packets (\"50pkt\") or \"infinite\""))
             }
         };
+        let app = match &f.app {
+            None => None,
+            Some(a) => {
+                let q = format!("{p}.app");
+                if f.size.is_some() {
+                    return err(format!("{p}.size"), "a flow with app = { ... } sends the responses it draws; leave size out");
+                }
+                if a.kind != "request-response" {
+                    return err(format!("{q}.kind"), format!("{:?} is not known; expected \"request-response\"", a.kind));
+                }
+                let request = match a.request {
+                    Amount::Bytes(b) if (1..=65_535).contains(&b) => b,
+                    _ => return err(format!("{q}.request"), "must be a size between 1B and 65535B (one packet)"),
+                };
+                let response = size_dist(&format!("{q}.response"), &a.response, tcp.mss)?;
+                let count = a.count;
+                if !(1..=1_000_000).contains(&count) {
+                    return err(format!("{q}.count"), "must be between 1 and 1000000");
+                }
+                Some(AppSpec { request, response, think: a.think.0, count })
+            }
+        };
+        let size = if app.is_some() { None } else { size };
         let drops = f.drops.clone().unwrap_or_default();
         if let Some(pos) = drops.iter().position(|&d| d == 0) {
             return err(format!("{p}.drops[{pos}]"), "packet indices start at 1 (the first data packet sent)");
@@ -95,7 +118,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
                 return err(format!("{p}.name"), format!("flow name {name:?} is used twice"));
             }
             let ends = flow_ends(&p, f, flows.len(), k, &topo)?;
-            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, start_jitter, size, drops: drops.clone() });
+            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, start_jitter, size, drops: drops.clone(), app: app.clone() });
         }
     }
     let mut cross = Vec::new();
@@ -859,6 +882,12 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         "slow-but-steady" => false,
         other => return err(format!("{p}.newreno_timer"), format!("{other:?} is not known; expected \"impatient\" or \"slow-but-steady\"")),
     };
+    let idle_restart = match t.idle_restart.as_deref().unwrap_or("rfc5681") {
+        "rfc5681" => IdleRestartSpec::Rfc5681,
+        "rfc2861" => IdleRestartSpec::Rfc2861,
+        "off" => IdleRestartSpec::Off,
+        other => return err(format!("{p}.idle_restart"), format!("{other:?} is not known; expected \"rfc5681\", \"rfc2861\" or \"off\"")),
+    };
     Ok(TcpSpec {
         recovery,
         congestion_avoidance,
@@ -882,5 +911,6 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         cwnd_validation: t.cwnd_validation.unwrap_or(true),
         linux_ss_clamp: t.linux_ss_clamp.unwrap_or(false),
         newreno_impatient,
+        idle_restart,
     })
 }

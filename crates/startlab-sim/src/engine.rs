@@ -23,6 +23,8 @@ pub enum Source {
     FlowStart(u32),
     /// A cross-traffic source emits a packet.
     Cross(u32),
+    /// A flow's client sends its next request (request/response applications).
+    Request(u32),
 }
 
 /// The pending-event heap.

@@ -143,6 +143,23 @@ pub struct LinkResult {
     pub max_queue_bytes: u64,
 }
 
+/// One finished request/response exchange.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ResponseResult {
+    /// Flow name.
+    pub flow: String,
+    /// Exchange number on the connection, from 0.
+    pub index: u64,
+    /// Response size as drawn, bytes.
+    pub size: u64,
+    /// The think time before the request (0 for the first), s.
+    pub think: f64,
+    /// When the client sent the request, s.
+    pub request_time: f64,
+    /// From the request leaving the client to the last byte of the response reaching it, s.
+    pub response_time: f64,
+}
+
 /// Everything a run reports.
 #[derive(Debug, Serialize)]
 pub struct Results<'a> {
@@ -150,6 +167,8 @@ pub struct Results<'a> {
     pub flows: Vec<FlowResult>,
     /// Per link direction.
     pub links: Vec<LinkResult>,
+    /// Per finished request/response exchange.
+    pub responses: Vec<ResponseResult>,
     /// Traces (borrowed from the simulation).
     #[serde(skip)]
     pub traces: &'a Traces,
@@ -378,7 +397,23 @@ impl Simulation {
             })
             .collect();
         let warmup_end = self.mark_measured(&mut flows, end.as_secs_f64());
+        let responses = self
+            .flows
+            .iter()
+            .filter_map(|fl| fl.app.as_ref().map(|a| (fl, a)))
+            .flat_map(|(fl, a)| {
+                a.done.iter().enumerate().map(move |(k, &(at, took))| ResponseResult {
+                    flow: fl.name.clone(),
+                    index: k as u64,
+                    size: a.sizes[k],
+                    think: a.think(k).as_secs_f64(),
+                    request_time: at,
+                    response_time: took,
+                })
+            })
+            .collect();
         Results {
+            responses,
             warmup_end,
             flows,
             links,

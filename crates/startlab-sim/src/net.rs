@@ -17,6 +17,8 @@ pub enum PktKind {
     Syn,
     /// UDP cross traffic.
     Cross,
+    /// An application request from a flow's receiving host to its sending host.
+    Request,
 }
 
 /// Packet flags used by the measurements.

@@ -27,6 +27,10 @@ pub enum Component {
     ArrivalMix = 13,
     /// A Poisson or on/off cross-traffic source.
     Cross = 14,
+    /// Response sizes of a request/response flow.
+    AppSizes = 15,
+    /// Think times of a request/response flow.
+    AppThink = 16,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

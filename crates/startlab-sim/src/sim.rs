@@ -10,8 +10,8 @@ use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
-use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
-use startlab_tcp::{Ack, AckPolicy, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
+use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_tcp::{Ack, AckPolicy, IdleRestart, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -82,7 +82,41 @@ pub(crate) struct FlowState {
     pub m: FlowMeter,
     /// When the application opened the connection (start plus its jitter).
     pub opened: Time,
+    /// A request/response application, if the flow runs one.
+    pub app: Option<AppState>,
 }
+
+/// A request/response application: responses and think times drawn at build time.
+pub(crate) struct AppState {
+    /// Response sizes as drawn (bytes).
+    pub sizes: Vec<u64>,
+    /// Think time before each request.
+    thinks: Vec<Dur>,
+    /// Request size on the wire.
+    request: u32,
+    /// The exchange in progress or next.
+    next: usize,
+    /// Requests the server has answered.
+    answered: usize,
+    /// The current request has left the client (a resend keeps its time).
+    awaiting: bool,
+    /// When its request (first copy) left the client.
+    requested_at: Time,
+    /// The receiver has the whole response once it has delivered this many bytes.
+    end: u64,
+    /// (request time, response time) of each finished exchange, s.
+    pub done: Vec<(f64, f64)>,
+}
+
+impl AppState {
+    /// The think time before request `k`.
+    pub fn think(&self, k: usize) -> Dur {
+        self.thinks[k]
+    }
+}
+
+/// The client's retry time for a lost request (RFC 6298's initial RTO).
+const REQUEST_RETRY: Dur = Dur::from_secs(1);
 
 /// Quick-Start support in the routers (built only when a flow uses Quick-Start).
 struct QsRouters {
@@ -152,13 +186,7 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
         let mut sizes = rng::stream(scenario.seed, rng::Component::ArrivalSizes, j64);
         let mut ends = rng::stream(scenario.seed, rng::Component::ArrivalEnds, j64);
         let mut mix = rng::stream(scenario.seed, rng::Component::ArrivalMix, j64);
-        let law = match a.size {
-            SizeSpec::Fixed { value } => workload::SizeDist::Fixed(value),
-            SizeSpec::Exponential { mean } => workload::SizeDist::Exponential { mean: mean as f64 },
-            SizeSpec::Pareto { mean, shape, cutoff } => workload::SizeDist::pareto(mean as f64, shape, cutoff as f64)
-                .expect("the scenario checked that the mean lies below the cutoff"),
-            SizeSpec::Zipf { exponent, ranks, unit } => workload::SizeDist::zipf(ranks, exponent, unit),
-        };
+        let law = size_law(&a.size);
         let at = workload::poisson_arrivals(a.rate, Time(a.start.as_nanos()), Time(a.stop.as_nanos()), a.count, &mut times);
         for (k, t) in at.into_iter().enumerate() {
             let size = law.sample(&mut sizes);
@@ -205,11 +233,24 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
                 start_jitter: Dur::ZERO,
                 size: Some(size),
                 drops: Vec::new(),
+                app: None,
             });
             groups.push(j as u32);
         }
     }
     (flows, groups)
+}
+
+/// The sampler of a size distribution.
+fn size_law(s: &SizeSpec) -> workload::SizeDist {
+    match *s {
+        SizeSpec::Fixed { value } => workload::SizeDist::Fixed(value),
+        SizeSpec::Exponential { mean } => workload::SizeDist::Exponential { mean: mean as f64 },
+        SizeSpec::Pareto { mean, shape, cutoff } => {
+            workload::SizeDist::pareto(mean as f64, shape, cutoff as f64).expect("the scenario checked that the mean lies below the cutoff")
+        }
+        SizeSpec::Zipf { exponent, ranks, unit } => workload::SizeDist::zipf(ranks, exponent, unit),
+    }
 }
 
 /// The router a host hangs on, if it has exactly one link.
@@ -448,10 +489,20 @@ impl Simulation {
                 RecoverySpec::Newreno => Recovery::NewReno,
                 RecoverySpec::Sack => Recovery::Sack,
             };
+            let app = f.app.as_ref().map(|a| {
+                let mut sizes_rng = rng::stream(scenario.seed, rng::Component::AppSizes, i as u64);
+                let mut think_rng = rng::stream(scenario.seed, rng::Component::AppThink, i as u64);
+                let law = size_law(&a.response);
+                let sizes: Vec<u64> = (0..a.count).map(|_| law.sample(&mut sizes_rng)).collect();
+                // The first request leaves when the connection opens; each later one after a think.
+                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { exp_dur(&mut think_rng, a.think.as_secs_f64()) }).collect();
+                AppState { sizes, thinks, request: a.request as u32, next: 0, answered: 0, awaiting: false, requested_at: Time::ZERO, end: 0, done: Vec::new() }
+            });
+            let total = app.as_ref().map(|a| a.sizes.iter().map(|s| s.div_ceil(t.mss) * t.mss).sum::<u64>());
             let sender = Sender::new(
                 SenderConfig {
                     mss: t.mss as u32,
-                    size: f.size,
+                    size: total.or(f.size),
                     recovery,
                     rto: RtoConfig {
                         initial: t.rto_initial,
@@ -465,6 +516,12 @@ impl Simulation {
                     handshake: t.handshake,
                     newreno_impatient: t.newreno_impatient,
                     pacing: t.pacing,
+                    app_limited: f.app.is_some(),
+                    idle_restart: match t.idle_restart {
+                        IdleRestartSpec::Rfc5681 => IdleRestart::Rfc5681,
+                        IdleRestartSpec::Rfc2861 => IdleRestart::Rfc2861,
+                        IdleRestartSpec::Off => IdleRestart::Off,
+                    },
                     quick_start: (f.startup.name() == "quick-start").then(|| {
                         // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
                         let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, i as u64);
@@ -509,6 +566,7 @@ impl Simulation {
                 forced_drops,
                 m: FlowMeter { last_cc: (f64::NAN, last_cc.1), ..FlowMeter::default() },
                 opened: Time::ZERO,
+                app,
             });
             let mut start = Time(f.start.as_nanos());
             if f.start_jitter > Dur::ZERO {
@@ -666,9 +724,36 @@ impl Simulation {
             Source::FlowStart(f) => {
                 self.flows[f as usize].sender.start(self.now);
                 self.after_sender(f);
+                if self.flows[f as usize].app.is_some() && !self.specs[f as usize].tcp.handshake {
+                    // Without a handshake the client asks at once; with one, when the SYN reaches
+                    // it (the request then travels with the SYN-ACK's timing, as after a real
+                    // handshake the request follows the client's ACK).
+                    self.q.push(self.now, Source::Request(f));
+                }
             }
             Source::Cross(j) => self.cross_emit(j),
+            Source::Request(f) => self.send_request(f),
         }
+    }
+
+    /// The client of a request/response flow sends (or resends) its current request.
+    fn send_request(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let (from, to, header) = (fl.dst, fl.src, fl.header);
+        let Some(app) = fl.app.as_mut() else { return };
+        if app.next >= app.sizes.len() || app.answered > app.next {
+            // Everything asked for, or the server already has this request (a late retry).
+            return;
+        }
+        if !app.awaiting {
+            app.awaiting = true;
+            app.requested_at = now;
+        }
+        let size = app.request + header;
+        let index = app.next as u64;
+        let pkt = self.arena.alloc(Packet { kind: PktKind::Request, flow: f, dst: to, size, seq: index, len: 0, flags: 0, ack: Ack::default(), ttl: INITIAL_IP_TTL, qs: None });
+        self.forward(from, pkt);
     }
 
     fn cross_emit(&mut self, j: u32) {
@@ -801,6 +886,10 @@ impl Simulation {
     fn drop_packet(&mut self, pkt: u32) {
         let p = *self.arena.get(pkt);
         self.stats.dropped_packets += 1;
+        if p.kind == PktKind::Request {
+            // The client's timer resends a lost request (it would have heard nothing back).
+            self.q.push(self.now + REQUEST_RETRY, Source::Request(p.flow));
+        }
         if p.kind == PktKind::Data {
             let fl = &mut self.flows[p.flow as usize];
             fl.m.dropped += 1;
@@ -842,6 +931,18 @@ impl Simulation {
                 }
                 let ack = fl.receiver.on_segment(now, p.seq, p.len);
                 fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
+                let delivered = fl.receiver.delivered();
+                if let Some(app) = fl.app.as_mut() {
+                    if app.answered > app.next && delivered >= app.end {
+                        // The whole response is at the client: the exchange is done.
+                        app.done.push((app.requested_at.as_secs_f64(), (now - app.requested_at).as_secs_f64()));
+                        app.next += 1;
+                        app.awaiting = false;
+                        if let Some(&think) = app.thinks.get(app.next) {
+                            self.q.push(now + think, Source::Request(p.flow));
+                        }
+                    }
+                }
                 if let Some(ack) = ack {
                     self.send_ack(p.flow, ack);
                 }
@@ -853,8 +954,27 @@ impl Simulation {
                 }
                 let ack = receiver.on_syn();
                 self.send_ack(p.flow, ack);
+                let fl = &self.flows[p.flow as usize];
+                if fl.app.as_ref().is_some_and(|a| a.next == 0 && !a.awaiting) {
+                    self.q.push(now, Source::Request(p.flow));
+                }
             }
             PktKind::Ack => self.on_ack(p.flow, &p.ack),
+            PktKind::Request => {
+                // The server's application answers request `seq` (a resent copy of a request
+                // already answered is ignored).
+                let fl = &mut self.flows[p.flow as usize];
+                if let Some(app) = fl.app.as_mut() {
+                    if p.seq as usize == app.answered {
+                        let bytes = app.sizes[app.answered];
+                        app.answered += 1;
+                        let mss = fl.sender.cc().mss();
+                        app.end += bytes.div_ceil(mss) * mss;
+                        fl.sender.push(now, bytes);
+                        self.after_sender(p.flow);
+                    }
+                }
+            }
         }
     }
 

@@ -62,6 +62,22 @@ pub struct SenderConfig {
     /// nonce, drawn by the driver): the SYN carries it, or the first data segment without a
     /// handshake. The echo is checked here and the verdict goes to the controller.
     pub quick_start: Option<QsRequest>,
+    /// The application hands data over in pieces ([`Sender::push`]) instead of all at once.
+    pub app_limited: bool,
+    /// What happens to cwnd when data comes after an idle period longer than the RTO.
+    pub idle_restart: IdleRestart,
+}
+
+/// The window after an idle period (no data in flight, nothing sent for more than an RTO).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleRestart {
+    /// RFC 5681 §4.1: `cwnd = min(IW, cwnd)`.
+    Rfc5681,
+    /// RFC 2861 §3: ssthresh = max(ssthresh, 3/4 cwnd), then cwnd halves once per RTO of idle
+    /// time, not below `min(IW, cwnd)`.
+    Rfc2861,
+    /// Keep cwnd.
+    Off,
 }
 
 /// What kind of segment the sender emits.
@@ -175,6 +191,10 @@ pub struct Sender {
     qs_sent: bool,
     /// The Quick-Start request sent, until its echo (or its absence) is judged.
     qs_awaiting: Option<QsRequest>,
+    /// With `app_limited`: bytes the application has handed over so far.
+    app_limit: u64,
+    /// Last data transmission (for the idle restart).
+    last_send: Time,
 }
 
 impl Sender {
@@ -216,6 +236,8 @@ impl Sender {
             stats: SenderStats::default(),
             qs_sent: false,
             qs_awaiting: None,
+            app_limit: 0,
+            last_send: Time::ZERO,
         }
     }
 
@@ -292,7 +314,28 @@ impl Sender {
     }
 
     fn data_end(&self) -> u64 {
-        self.cfg.size.unwrap_or(u64::MAX)
+        let total = self.cfg.size.unwrap_or(u64::MAX);
+        if self.cfg.app_limited { total.min(self.app_limit) } else { total }
+    }
+
+    /// The application hands over `bytes` more to send (with `app_limited`), rounded up to whole
+    /// segments so that segment boundaries stay on multiples of the MSS (a response's last segment
+    /// is padded). If the connection was idle for longer than the RTO, the idle restart applies
+    /// first.
+    pub fn push(&mut self, now: Time, bytes: u64) {
+        debug_assert!(self.cfg.app_limited, "push needs app_limited");
+        let idle = now.saturating_since(self.last_send);
+        if self.snd_una == self.snd_max && self.first_data.is_some() && idle > self.rtt.rto() {
+            match self.cfg.idle_restart {
+                IdleRestart::Rfc5681 => self.cc.on_idle_restart(),
+                IdleRestart::Rfc2861 => {
+                    let rtos = idle.as_nanos() / self.rtt.rto().as_nanos().max(1);
+                    self.cc.on_idle_decay(rtos);
+                }
+                IdleRestart::Off => {}
+            }
+        }
+        self.app_limit += bytes.div_ceil(self.mss()) * self.mss();
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -468,6 +511,7 @@ impl Sender {
         if seq == self.snd_nxt {
             self.snd_nxt = end;
         }
+        self.last_send = now;
         self.stats.packets_sent += 1;
         if retransmit {
             self.stats.retransmissions += 1;

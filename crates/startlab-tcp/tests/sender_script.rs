@@ -42,6 +42,8 @@ fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacin
             newreno_impatient: true,
             pacing,
             quick_start: None,
+            app_limited: false,
+            idle_restart: startlab_tcp::IdleRestart::Rfc5681,
         },
         cc,
     );
