@@ -51,6 +51,8 @@ pub(crate) struct FlowMeter {
     pub sent_startup: u64,
     pub dropped_startup: u64,
     pub dropped: u64,
+    /// Of `dropped`, data packets an impairment's loss process discarded.
+    pub impairment_drops: u64,
     pub delivered_pkts: u64,
     pub early_end: Option<Time>,
     pub early_losses: u64,
@@ -517,9 +519,11 @@ impl Simulation {
         match src {
             Source::Channel(c) => {
                 let ch = &mut self.net.channels[c as usize];
-                let (_, _, pkt) = ch.pipe.pop_front().expect("a channel event has a packet");
-                ch.stats.delivered += 1;
-                if let Some(&(t, seq, _)) = ch.pipe.front() {
+                let Some((pkt, next)) = ch.pop_arrival() else {
+                    self.violations.push(format!("{}: an arrival event found no packet in flight", ch.name));
+                    return;
+                };
+                if let Some((t, seq)) = next {
                     self.q.push_with_seq(t, seq, Source::Channel(c));
                 }
                 let to = ch.to;
@@ -660,6 +664,12 @@ impl Simulation {
                 }
             }
             Offer::Dropped => self.drop_packet(pkt),
+            Offer::Lost => {
+                if p.kind == PktKind::Data {
+                    self.flows[p.flow as usize].m.impairment_drops += 1;
+                }
+                self.drop_packet(pkt);
+            }
         }
     }
 
@@ -866,10 +876,13 @@ impl Simulation {
         let mut in_net = vec![0u64; self.flows.len()];
         for ch in &self.net.channels {
             let s = &ch.stats;
-            if s.arrivals != s.drops + s.delivered + ch.pipe.len() as u64 {
-                errors.push(format!("{}: {} arrivals != {} drops + {} delivered + {} in the link", ch.name, s.arrivals, s.drops, s.delivered, ch.pipe.len()));
+            if s.arrivals != s.drops + s.delivered + ch.in_flight() as u64 {
+                errors.push(format!("{}: {} arrivals != {} drops + {} delivered + {} in the link", ch.name, s.arrivals, s.drops, s.delivered, ch.in_flight()));
             }
-            for &(_, _, p) in &ch.pipe {
+            if s.impairment_drops > s.drops {
+                errors.push(format!("{}: {} impairment drops > {} drops", ch.name, s.impairment_drops, s.drops));
+            }
+            for p in ch.packets_in_flight() {
                 let p = self.arena.get(p);
                 if p.kind == PktKind::Data {
                     in_net[p.flow as usize] += 1;
@@ -890,7 +903,7 @@ impl Simulation {
                 }
             }
         }
-        if self.arena.live() as u64 != self.net.channels.iter().map(|c| c.pipe.len() as u64).sum::<u64>() {
+        if self.arena.live() as u64 != self.net.channels.iter().map(|c| c.in_flight() as u64).sum::<u64>() {
             errors.push(format!("{} packets alive in the arena but not in any link", self.arena.live()));
         }
         if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
