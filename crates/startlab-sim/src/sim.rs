@@ -61,6 +61,8 @@ pub(crate) struct FlowMeter {
     pub window: VecDeque<(Time, u64)>,
     pub acked_at_su: Option<u64>,
     pub last_ack: u64,
+    /// Highest cumulative ACK the receiver emitted.
+    pub last_ack_sent: u64,
     pub last_cc: (f64, f64),
     pub data_sent: u64,
     pub next_forced_drop: usize,
@@ -124,6 +126,8 @@ pub struct Simulation {
     finished: bool,
     pub(crate) link_bits: Vec<f64>,
     qs: Option<QsRouters>,
+    /// Some channel lets packets overtake each other (jitter with `reorder = true`).
+    reordering: bool,
 }
 
 fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controller {
@@ -435,6 +439,7 @@ impl Simulation {
             finished: false,
             link_bits: Vec::new(),
             qs,
+            reordering: net.channels.iter().any(|c| c.imp.as_ref().is_some_and(|i| i.reorders())),
             net,
             scenario,
         })
@@ -734,7 +739,13 @@ impl Simulation {
     }
 
     fn send_ack(&mut self, f: u32, ack: Ack) {
-        let fl = &self.flows[f as usize];
+        let fl = &mut self.flows[f as usize];
+        if !ack.syn_ack {
+            if ack.ack < fl.m.last_ack_sent {
+                self.violations.push(format!("flow {}: the receiver's cumulative ACK went back from {} to {}", fl.name, fl.m.last_ack_sent, ack.ack));
+            }
+            fl.m.last_ack_sent = fl.m.last_ack_sent.max(ack.ack);
+        }
         let (from, to, mut size) = (fl.dst, fl.src, fl.header);
         if ack.qs.is_some() {
             size += QS_OPTION_BYTES;
@@ -746,7 +757,9 @@ impl Simulation {
     fn on_ack(&mut self, f: u32, ack: &Ack) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        if !ack.syn_ack {
+        // A reordering impairment may deliver an older ACK after a newer one (the sender ignores
+        // it); the receiver's own emissions are checked in `send_ack` either way.
+        if !ack.syn_ack && !self.reordering {
             if ack.ack < fl.m.last_ack {
                 self.violations.push(format!("flow {}: cumulative ACK went back from {} to {}", fl.name, fl.m.last_ack, ack.ack));
             }
