@@ -333,18 +333,62 @@ fn the_same_seed_gives_the_same_run_and_another_seed_another_loss_pattern() {
 
 // ---------------------------------------------------------------- HyStart under aggregation
 
+fn hystart_probe(alg: &str, agg: &str) -> startlab_sim::FlowResult {
+    let imp = if agg.is_empty() { String::new() } else { format!("[[impairments]]\nlink = \"bottleneck\"\ndirection = \"reverse\"\n{agg}") };
+    let toml = tcp_path(1, "100Mbps", "106ms", "883pkt", "infinite", "4s", alg, &imp);
+    flow(&run(&toml.replace(r#"ack = "every-packet""#, r#"ack = "every-packet", initial_ssthresh = "infinite""#)), 0)
+}
+
 #[test]
-fn hystart_probe() {
-    for agg in ["", "aggregate = { interval = \"1ms\" }", "aggregate = { interval = \"4ms\" }", "aggregate = { interval = \"10ms\" }", "aggregate = { interval = \"20ms\" }"] {
-        for alg in [r#"algorithm = "hystart-linux""#, r#"algorithm = "hystart""#, r#"algorithm = "hystart++""#] {
-            for dir in ["reverse", "forward"] {
-                let imp = if agg.is_empty() { String::new() } else { format!("[[impairments]]\nlink = \"bottleneck\"\ndirection = \"{dir}\"\n{agg}") };
-                let sim = run(&tcp_path(1, "100Mbps", "106ms", "883pkt", "infinite", "4s", alg, &imp).replace("initial_ssthresh", "x").replace(r#"ack = "every-packet""#, r#"ack = "every-packet", initial_ssthresh = "infinite""#));
-                let f = flow(&sim, 0);
-                println!("{agg:40} {dir:8} {alg:30} {} cwnd {:?} t {:?} drops {}", f.exit_reason, f.exit_cwnd_pkts, f.startup_exit_time, f.drops);
-            }
+#[ignore = "prints the HyStart exits under ACK aggregation; run with --ignored --nocapture"]
+fn hystart_under_aggregation_table() {
+    for agg in ["", "1ms", "2ms", "4ms", "10ms", "20ms"] {
+        for alg in [r#"algorithm = "hystart-linux""#, r#"algorithm = "hystart-linux", detect = "ack-train""#, r#"algorithm = "hystart""#, r#"algorithm = "hystart++""#] {
+            let a = if agg.is_empty() { String::new() } else { format!("aggregate = {{ interval = \"{agg}\" }}") };
+            let f = hystart_probe(alg, &a);
+            println!("{agg:5} {alg:50} {:15} cwnd {:7.1} at {:.3} s drops {}", f.exit_reason, f.exit_cwnd_pkts.unwrap_or(f64::NAN), f.startup_exit_time.unwrap_or(f64::NAN), f.drops);
         }
     }
+}
+
+#[test]
+fn ack_aggregation_blinds_the_ack_train_and_fakes_a_delay_increase() {
+    // The HyStart comparison path (100 Mb/s, 106 ms, one-BDP buffer of 883 packets, BDP 916
+    // segments), ACKs aggregated on the bottleneck's reverse direction. Measured (seed 1; the
+    // ignored test above prints the table):
+    //   no impairment: hystart ack-train at 1209 pkts, 0 drops; hystart-linux (detect =
+    //     "ack-train") ack-train at 1467; hystart-linux (both) delay-increase at 1032.
+    //   10 ms: hystart delay-increase at 3079 pkts with 1311 drops; 4 ms: hystart-linux
+    //     ack-train-only exits by loss at 3552 with 2683 drops.
+    //   20 ms: hystart-linux (both) delay-increase at 520 pkts (0.57 BDP), 0 drops.
+    // Why: an ACK train is a run of ACKs each within ack_delta (2 ms) of the previous one.
+    // Aggregation releases ACKs in bursts one interval apart: inside a burst the gaps are 0 but the
+    // train cannot grow in length (all at one instant), and the gap to the next burst exceeds
+    // ack_delta, so the train never reaches delay_min/2 — the detector is blinded and the flow
+    // overshoots into the buffer (the opposite of the premature exit one might expect; the
+    // premature exit appears in the delay detector instead). The delay detector compares the
+    // minimum of a round's first 8 RTT samples with the smallest RTT seen; aggregation adds
+    // 0..interval to each sample depending on where the round starts on the release grid, and at
+    // 20 ms that exceeds Linux's threshold clamp(delay_min/8, 4 ms, 16 ms) = 13 ms: a false delay
+    // increase with an empty queue.
+    let base = hystart_probe(r#"algorithm = "hystart""#, "");
+    assert_eq!((base.exit_reason.as_str(), base.drops), ("ack-train", 0));
+    let agg = hystart_probe(r#"algorithm = "hystart""#, r#"aggregate = { interval = "10ms" }"#);
+    assert_ne!(agg.exit_reason, "ack-train", "10 ms aggregation: the ACK train cannot form");
+    assert!(agg.exit_cwnd_pkts.unwrap() > 2.0 * base.exit_cwnd_pkts.unwrap() && agg.drops > 0, "overshoot: {agg:?}");
+
+    let alg = r#"algorithm = "hystart-linux", detect = "ack-train""#;
+    let base = hystart_probe(alg, "");
+    assert_eq!((base.exit_reason.as_str(), base.drops), ("ack-train", 0));
+    let agg = hystart_probe(alg, r#"aggregate = { interval = "4ms" }"#);
+    assert_eq!(agg.exit_reason, "loss", "4 ms aggregation: Linux's ACK train never fires");
+    assert!(agg.drops > 1000);
+
+    let base = hystart_probe(r#"algorithm = "hystart-linux""#, "");
+    let agg = hystart_probe(r#"algorithm = "hystart-linux""#, r#"aggregate = { interval = "20ms" }"#);
+    assert_eq!((base.exit_reason.as_str(), agg.exit_reason.as_str()), ("delay-increase", "delay-increase"));
+    assert!(agg.exit_cwnd_pkts.unwrap() < 0.6 * base.exit_cwnd_pkts.unwrap(), "false early exit: {:?} vs {:?}", agg.exit_cwnd_pkts, base.exit_cwnd_pkts);
+    assert!(agg.overshoot.unwrap() < 0.7 && agg.drops == 0, "exit well below the BDP with no queue pressure: {:?}", agg.overshoot);
 }
 
 // ---------------------------------------------------------------- refusals
