@@ -391,6 +391,19 @@ fn ack_aggregation_blinds_the_ack_train_and_fakes_a_delay_increase() {
     assert!(agg.overshoot.unwrap() < 0.7 && agg.drops == 0, "exit well below the BDP with no queue pressure: {:?}", agg.overshoot);
 }
 
+#[test]
+fn the_example_runs_with_its_trace_relative_to_the_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let text = std::fs::read_to_string(dir.join("impairments.toml")).unwrap();
+    let scenario = startlab_scenario::from_toml_in(&text, Some(&dir)).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(scenario).unwrap();
+    sim.run();
+    sim.check_invariants().unwrap();
+    let f = flow(&sim, 0);
+    assert!(f.completed && f.impairment_drops > 0, "{f:?}");
+    assert!(link(&sim, "access-xs0:xs0->left").drops > 0, "5 Mb/s over a ~1.3 MB/s trace with a 100000-packet queue: {:?}", link(&sim, "access-xs0:xs0->left"));
+}
+
 // ---------------------------------------------------------------- refusals
 
 #[test]
