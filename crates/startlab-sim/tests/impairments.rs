@@ -401,7 +401,10 @@ fn the_example_runs_with_its_trace_relative_to_the_file() {
     sim.check_invariants().unwrap();
     let f = flow(&sim, 0);
     assert!(f.completed && f.impairment_drops > 0, "{f:?}");
-    assert!(link(&sim, "access-xs0:xs0->left").drops > 0, "5 Mb/s over a ~1.3 MB/s trace with a 100000-packet queue: {:?}", link(&sim, "access-xs0:xs0->left"));
+    // The trace averages 12.8 Mb/s but is silent from 40 to 60 ms of every 100 ms: the 5 Mb/s
+    // source queues 20 ms × 5 Mb/s ≈ 8 packets there, on a 1 Gb/s link that never queues.
+    let x = link(&sim, "access-xs0:xs0->left");
+    assert!((7..=10).contains(&x.max_queue) && x.drops == 0, "{x:?}");
 }
 
 // ---------------------------------------------------------------- refusals
