@@ -234,7 +234,7 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
     let mut out: Vec<ImpairmentSpec> = Vec::new();
     for (k, it) in items.iter().enumerate() {
         let p = format!("impairments[{k}]");
-        if !names.iter().any(|n| *n == it.link) {
+        if !names.contains(&it.link) {
             let shown: Vec<&String> = names.iter().take(12).collect();
             let more = if names.len() > 12 { format!(" (and {} more)", names.len() - 12) } else { String::new() };
             return err(format!("{p}.link"), format!("{:?} is not a link; links are {shown:?}{more}", it.link));

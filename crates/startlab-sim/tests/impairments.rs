@@ -157,6 +157,7 @@ fn normal_jitter_has_its_mean_and_sd_and_is_never_negative() {
 
 const TCP: &str = r#"recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet""#;
 
+#[expect(clippy::too_many_arguments, reason = "a path is its rate, RTT, buffer, transfer, duration, startup and impairments; a struct would only rename them")]
 fn tcp_path(seed: u64, rate: &str, rtt: &str, queue: &str, size: &str, duration: &str, startup: &str, impairments: &str) -> String {
     format!(
         r#"
