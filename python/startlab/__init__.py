@@ -51,10 +51,11 @@ Scenario = Union[str, os.PathLike[str], Mapping[str, Any]]
 _PROGRESS_STEPS = 200
 
 
-def _source(scenario: Scenario) -> tuple[str, str]:
-    """The scenario's text and its format (``"toml"`` or ``"json"``) for the native side."""
+def _source(scenario: Scenario) -> tuple[str, str, str | None]:
+    """The scenario's text, its format (``"toml"`` or ``"json"``) and, for a file, its directory
+    (files the scenario names, such as ``rate_trace``, are relative to it) for the native side."""
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json"
+        return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike):
         return _read(Path(scenario))
     if not isinstance(scenario, str):
@@ -63,10 +64,10 @@ def _source(scenario: Scenario) -> tuple[str, str]:
         return _read(Path(scenario))
     if "\n" not in scenario and scenario.strip().endswith((".toml", ".json")):
         raise ScenarioError(f"scenario file not found: {scenario.strip()}")
-    return scenario, "toml"
+    return scenario, "toml", None
 
 
-def _read(path: Path) -> tuple[str, str]:
+def _read(path: Path) -> tuple[str, str, str | None]:
     """Read a scenario file; its format follows the suffix (``.json``, otherwise TOML)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -74,7 +75,7 @@ def _read(path: Path) -> tuple[str, str]:
         raise ScenarioError(f"scenario file not found: {path}") from None
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    return text, "json" if path.suffix.lower() == ".json" else "toml"
+    return text, "json" if path.suffix.lower() == ".json" else "toml", str(path.resolve().parent)
 
 
 def algorithms() -> list[dict[str, Any]]:

@@ -14,10 +14,11 @@ class ScenarioError(ValueError):
 class SimulationError(RuntimeError):
     """The simulator failed internally (a bug, never bad input); the message says where."""
 
-def validate(text: str, format: str = "toml") -> None:
-    """Parse and check a scenario (format "toml" or "json"); raise ScenarioError if it is refused."""
+def validate(text: str, format: str = "toml", base: str | None = None) -> None:
+    """Parse and check a scenario (format "toml" or "json"); raise ScenarioError if it is refused.
+    Files the scenario names are relative to ``base`` (its file's directory) when given."""
 
-def normalize(text: str, format: str = "toml") -> str:
+def normalize(text: str, format: str = "toml", base: str | None = None) -> str:
     """The fully resolved scenario (every default filled in) as a JSON string."""
 
 def algorithms() -> str:
@@ -27,7 +28,7 @@ class Simulation:
     """One simulation of one scenario. Build it, advance it in chunks (so Python can show progress),
     then collect the results."""
 
-    def __init__(self, text: str, format: str = "toml") -> None: ...
+    def __init__(self, text: str, format: str = "toml", base: str | None = None) -> None: ...
     @property
     def duration_ns(self) -> int: ...
     @property

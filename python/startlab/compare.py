@@ -78,7 +78,7 @@ def document(scenario: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 
     if isinstance(scenario, Mapping):
         return dict(scenario)
-    text, fmt = _source(scenario)
+    text, fmt, _base = _source(scenario)
     try:
         return json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:

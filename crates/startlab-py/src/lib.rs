@@ -12,10 +12,12 @@ use serde_json::Value;
 use startlab_sim::Simulation as Sim;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-fn parse(text: &str, format: &str) -> PyResult<startlab_scenario::Scenario> {
+/// `base`: the scenario file's directory, against which the files it names are resolved.
+fn parse(text: &str, format: &str, base: Option<&str>) -> PyResult<startlab_scenario::Scenario> {
+    let base = base.map(std::path::Path::new);
     let parsed = match format {
-        "toml" => startlab_scenario::from_toml(text),
-        "json" => startlab_scenario::from_json(text),
+        "toml" => startlab_scenario::from_toml_in(text, base),
+        "json" => startlab_scenario::from_json_in(text, base),
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "format {other:?} is not known; expected \"toml\" or \"json\""
@@ -32,18 +34,18 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
 
 /// Parse and check a scenario; raise ScenarioError if it is refused.
 #[pyfunction]
-#[pyo3(signature = (text, format = "toml"))]
-fn validate(text: &str, format: &str) -> PyResult<()> {
-    let s = parse(text, format)?;
+#[pyo3(signature = (text, format = "toml", base = None))]
+fn validate(text: &str, format: &str, base: Option<&str>) -> PyResult<()> {
+    let s = parse(text, format, base)?;
     guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
     Ok(())
 }
 
 /// The fully resolved scenario (defaults filled in, SI units) as JSON.
 #[pyfunction]
-#[pyo3(signature = (text, format = "toml"))]
-fn normalize(text: &str, format: &str) -> PyResult<String> {
-    let s = parse(text, format)?;
+#[pyo3(signature = (text, format = "toml", base = None))]
+fn normalize(text: &str, format: &str, base: Option<&str>) -> PyResult<String> {
+    let s = parse(text, format, base)?;
     serde_json::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
@@ -122,9 +124,9 @@ fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Opti
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml"))]
-    fn new(text: &str, format: &str) -> PyResult<Self> {
-        let s = parse(text, format)?;
+    #[pyo3(signature = (text, format = "toml", base = None))]
+    fn new(text: &str, format: &str, base: Option<&str>) -> PyResult<Self> {
+        let s = parse(text, format, base)?;
         let sim = guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
         Ok(Simulation { sim })
     }

@@ -7,12 +7,14 @@
 //! [`Scenario`] with plain typed values. Every refusal is a [`ScenarioError`] naming the key path,
 //! what was given and what is accepted. Defaults are documented in `docs/SCENARIOS.md`.
 
+mod impairments;
 mod raw;
 pub mod registry;
 mod resolve;
 mod values;
 
-pub use resolve::resolve;
+pub use impairments::{AggregateSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
+pub use resolve::{resolve, resolve_in};
 use serde::Serialize;
 use startlab_units::{Dur, Rate};
 use std::fmt;
@@ -44,7 +46,7 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-fn from_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scenario, ScenarioError>
+fn from_value<'de, D: serde::Deserializer<'de>>(d: D, base: Option<&std::path::Path>) -> Result<Scenario, ScenarioError>
 where
     D::Error: fmt::Display,
 {
@@ -55,11 +57,18 @@ where
         let msg = e.into_inner().to_string();
         ScenarioError::new(path, msg.lines().next().unwrap_or_default().trim().to_string())
     })?;
-    resolve(raw)
+    resolve_in(raw, base)
 }
 
-/// Reads a scenario from TOML text.
+/// Reads a scenario from TOML text; files it names (`impairments[].rate_trace`) are relative to
+/// the working directory.
 pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    from_toml_in(text, None)
+}
+
+/// Reads a scenario from TOML text; files it names are relative to `base` (the scenario file's
+/// directory) when given, else to the working directory.
+pub fn from_toml_in(text: &str, base: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| {
         let at = e.span().map(|s| {
             let before = &text[..s.start.min(text.len())];
@@ -70,14 +79,19 @@ pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let msg = e.message().lines().next().unwrap_or_default().trim().to_string();
         ScenarioError::new("", format!("not valid TOML{}: {msg}", at.unwrap_or_default()))
     })?;
-    from_value(toml::Value::Table(table))
+    from_value(toml::Value::Table(table), base)
 }
 
 /// Reads a scenario from JSON text (the structure of the TOML file, as the Python API sends dicts).
 pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+    from_json_in(text, None)
+}
+
+/// [`from_json`] with files relative to `base` when given.
+pub fn from_json_in(text: &str, base: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| ScenarioError::new("", format!("not valid JSON: {e}").replace('\n', " ")))?;
-    from_value(value)
+    from_value(value, base)
 }
 
 /// A fully resolved scenario: every default filled in, every unit converted (ns, bit/s, bytes).
@@ -101,6 +115,9 @@ pub struct Scenario {
     pub trace: TraceSpec,
     /// Quick-Start routers (RFC 4782): which routers take part and how they admit requests.
     pub quick_start: QuickStartSpec,
+    /// Seeded path impairments (`[[impairments]]`, docs/IMPAIRMENTS.md), one entry per impaired
+    /// link, in file order.
+    pub impairments: Vec<ImpairmentSpec>,
     /// Poisson processes of TCP flow arrivals; the simulator draws their flows from the seed.
     pub arrivals: Vec<ArrivalSpec>,
 }

@@ -22,6 +22,8 @@ pub struct Scenario {
     pub measure: Option<Measure>,
     pub trace: Option<Trace>,
     pub quick_start: Option<QuickStart>,
+    #[serde(default)]
+    pub impairments: Vec<Impairment>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -213,4 +215,45 @@ pub struct QuickStart {
     pub routers: Option<serde_json::Value>,
     pub share: Option<f64>,
     pub window: Option<DurV>,
+}
+
+/// `[[impairments]]`: seeded path impairments on one link's directions (docs/IMPAIRMENTS.md).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Impairment {
+    pub link: String,
+    pub direction: Option<String>,
+    pub loss: Option<Loss>,
+    pub jitter: Option<Jitter>,
+    pub aggregate: Option<Aggregate>,
+    pub rate: Option<Vec<(DurV, RateV)>>,
+    pub rate_trace: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Loss {
+    pub kind: String,
+    pub p: Option<f64>,
+    pub p_gb: Option<f64>,
+    pub p_bg: Option<f64>,
+    pub loss_good: Option<f64>,
+    pub loss_bad: Option<f64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Jitter {
+    pub kind: String,
+    pub max: Option<DurV>,
+    pub mean: Option<DurV>,
+    pub sd: Option<DurV>,
+    pub reorder: Option<bool>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Aggregate {
+    pub interval: DurV,
+    pub max_burst: Option<u64>,
 }

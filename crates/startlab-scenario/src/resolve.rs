@@ -32,8 +32,14 @@ fn queue(path: &str, q: &raw::Queue) -> R<QueueSpec> {
     Ok(QueueSpec::Droptail { limit })
 }
 
-/// Checks the raw scenario and fills in every default.
+/// Checks the raw scenario and fills in every default; files it names are relative to the
+/// working directory.
 pub fn resolve(s: raw::Scenario) -> R<Scenario> {
+    resolve_in(s, None)
+}
+
+/// [`resolve`] with files (`impairments[].rate_trace`) relative to `base` when given.
+pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenario> {
     if s.duration.0 == Dur::ZERO {
         return err("duration", "the run must last longer than 0s");
     }
@@ -176,6 +182,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         arrivals.push(arrival(&format!("arrivals[{j}]"), a, &topo, s.duration.0, &mut names)?);
     }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
+    let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
     let t = s.trace.as_ref();
     Ok(Scenario {
         name: s.name,
@@ -193,6 +200,7 @@ pub fn resolve(s: raw::Scenario) -> R<Scenario> {
         },
         quick_start,
         arrivals,
+        impairments,
     })
 }
 

@@ -1,6 +1,8 @@
 //! Turns a resolved scenario into nodes, channels, routes, flows and cross sources.
 
+use crate::impair::Impairment;
 use crate::net::{Channel, Routes};
+use crate::rng;
 use startlab_scenario::{Ends, QueueSpec, Scenario, Topology};
 use startlab_units::{Dur, Rate};
 
@@ -27,7 +29,9 @@ fn limit(q: &QueueSpec) -> startlab_scenario::QueueLimit {
 }
 
 #[expect(clippy::too_many_arguments, reason = "a link is its two ends, rate, delay and queue; a struct would only rename them")]
-fn duplex(ch: &mut Vec<Channel>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec) {
+fn duplex(ch: &mut Vec<Channel>, links: &mut Vec<String>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec) {
+    // Channel 2k is link k's forward direction (first end -> second), 2k + 1 its reverse.
+    links.push(name.to_string());
     for (x, y) in [(a, b), (b, a)] {
         let label = format!("{name}:{}->{}", names[x as usize], names[y as usize]);
         ch.push(Channel::new(label, x, y, rate, delay, limit(q)));
@@ -38,6 +42,7 @@ fn duplex(ch: &mut Vec<Channel>, name: &str, names: &[String], a: u32, b: u32, r
 pub fn network(s: &Scenario) -> Network {
     let mut nodes = Vec::new();
     let mut channels = Vec::new();
+    let mut links: Vec<String> = Vec::new();
     let mut pair_hosts = Vec::new();
     let mut cross_hosts = Vec::new();
     let is_host: Vec<bool>;
@@ -54,20 +59,20 @@ pub fn network(s: &Scenario) -> Network {
                 nodes.push(format!("xs{j}"));
                 nodes.push(format!("xd{j}"));
             }
-            duplex(&mut channels, "bottleneck", &nodes, 0, 1, d.bottleneck_rate, d.bottleneck_delay, &d.queue);
+            duplex(&mut channels, &mut links, "bottleneck", &nodes, 0, 1, d.bottleneck_rate, d.bottleneck_delay, &d.queue);
             for (i, rtt) in d.rtts.iter().enumerate() {
                 // Each access link carries a quarter of what the bottleneck leaves of the RTT.
                 let access = Dur((rtt.as_nanos() - 2 * d.bottleneck_delay.as_nanos()) / 4);
                 let (s_node, d_node) = (2 + 2 * i as u32, 3 + 2 * i as u32);
-                duplex(&mut channels, &format!("access-s{i}"), &nodes, s_node, 0, d.access_rate, access, &d.access_queue);
-                duplex(&mut channels, &format!("access-d{i}"), &nodes, 1, d_node, d.access_rate, access, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-s{i}"), &nodes, s_node, 0, d.access_rate, access, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-d{i}"), &nodes, 1, d_node, d.access_rate, access, &d.access_queue);
                 pair_hosts.push((s_node, d_node));
             }
             let base = 2 + 2 * d.rtts.len() as u32;
             for j in 0..s.cross.len() as u32 {
                 let (a, b) = (base + 2 * j, base + 2 * j + 1);
-                duplex(&mut channels, &format!("access-xs{j}"), &nodes, a, 0, d.access_rate, Dur::ZERO, &d.access_queue);
-                duplex(&mut channels, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-xs{j}"), &nodes, a, 0, d.access_rate, Dur::ZERO, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue);
                 cross_hosts.push((a, b));
             }
             is_host = (0..nodes.len()).map(|i| i >= 2).collect();
@@ -76,7 +81,18 @@ pub fn network(s: &Scenario) -> Network {
             nodes = g.nodes.clone();
             is_host = (0..nodes.len()).map(|i| i < g.hosts).collect();
             for l in &g.links {
-                duplex(&mut channels, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue);
+                duplex(&mut channels, &mut links, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue);
+            }
+        }
+    }
+    // `[[impairments]]`: the scenario checked every link name against the same naming.
+    for imp in &s.impairments {
+        if let Some(k) = links.iter().position(|l| *l == imp.link) {
+            for (on, c) in [(imp.forward, 2 * k), (imp.reverse, 2 * k + 1)] {
+                if on {
+                    let stream = rng::stream(s.seed, rng::Component::Impairment, c as u64);
+                    channels[c].imp = Some(Box::new(Impairment::new(imp, stream)));
+                }
             }
         }
     }

@@ -25,6 +25,7 @@
 
 mod build;
 pub mod engine;
+pub mod impair;
 mod metrics;
 pub mod net;
 pub mod red;

@@ -92,6 +92,8 @@ pub struct FlowResult {
     pub retransmissions: u64,
     /// Packets.
     pub drops: u64,
+    /// Packets (of `drops`, discarded by an impairment's loss process).
+    pub impairment_drops: u64,
     /// Count.
     pub timeouts: u64,
     /// Count.
@@ -131,6 +133,10 @@ pub struct LinkResult {
     pub departures: u64,
     /// Packets.
     pub drops: u64,
+    /// Packets (of `drops`, discarded by an impairment's loss process).
+    pub impairment_drops: u64,
+    /// Packets delivered after a packet that entered the link later.
+    pub reordered: u64,
     /// Ratio.
     pub utilization: f64,
     /// Packets.
@@ -346,6 +352,7 @@ impl Simulation {
                 packets_sent: s.packets_sent,
                 retransmissions: s.retransmissions,
                 drops: fl.m.dropped,
+                impairment_drops: fl.m.impairment_drops,
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
                 final_cwnd: cc.cwnd(),
@@ -388,6 +395,8 @@ impl Simulation {
                     arrivals: st.arrivals,
                     departures: st.accepted,
                     drops: st.drops,
+                    impairment_drops: st.impairment_drops,
+                    reordered: st.reordered,
                     utilization: if dur > 0.0 { bits / (ch.rate.bps() as f64 * dur) } else { 0.0 },
                     mean_queue: if span > 0.0 { st.q_area_pkts as f64 / span } else { 0.0 },
                     max_queue: st.max_pkts,

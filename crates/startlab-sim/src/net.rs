@@ -1,5 +1,6 @@
 //! Packets, link directions ("channels") with drop-tail queues, and static routes.
 
+use crate::impair::Impairment;
 use startlab_cc::startup::QsRequest;
 use startlab_scenario::QueueLimit;
 use startlab_tcp::Ack;
@@ -126,6 +127,8 @@ pub struct Channel {
     last_change: Time,
     /// Flows whose early window watches this queue: (window end, flow).
     pub early_watch: Vec<(Time, u32)>,
+    /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
+    pub imp: Option<Box<Impairment>>,
 }
 
 /// Per-channel counters.
@@ -141,6 +144,11 @@ pub struct ChannelStats {
     pub drops: u64,
     /// Packets that reached the far node.
     pub delivered: u64,
+    /// Of `drops`, packets an impairment's loss process discarded (the queue had admitted them).
+    pub impairment_drops: u64,
+    /// Packets that reached the far node after a packet that entered the link later (jitter with
+    /// `reorder = true`).
+    pub reordered: u64,
     /// ∫ packets waiting dt, in packet·ns.
     pub q_area_pkts: u128,
     /// ∫ bytes waiting dt, in byte·ns.
@@ -166,6 +174,8 @@ pub enum Offer {
     },
     /// Dropped by the queue.
     Dropped,
+    /// Admitted by the queue, then discarded by an impairment's loss process.
+    Lost,
 }
 
 impl Channel {
@@ -187,7 +197,35 @@ impl Channel {
             stats: ChannelStats::default(),
             last_change: Time::ZERO,
             early_watch: Vec::new(),
+            imp: None,
         }
+    }
+
+    /// Packets in flight (queued or propagating).
+    #[inline]
+    pub fn in_flight(&self) -> usize {
+        self.pipe.len() + self.imp.as_ref().map_or(0, |i| i.in_flight())
+    }
+
+    /// Handles of the packets in flight, in no particular order.
+    pub fn packets_in_flight(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pipe.iter().map(|&(_, _, p)| p).chain(self.imp.iter().flat_map(|i| i.packets()))
+    }
+
+    /// Takes the packet whose arrival event fired, counting it delivered; also returns the
+    /// (arrival, seq) of the next head to schedule (`None` when nothing is left, or on a reordering
+    /// channel, where every packet has its own event).
+    #[inline]
+    pub fn pop_arrival(&mut self) -> Option<(u32, Option<(Time, u64)>)> {
+        if let Some(imp) = self.imp.as_mut().filter(|i| i.reorders()) {
+            let (pkt, overtook) = imp.pop()?;
+            self.stats.delivered += 1;
+            self.stats.reordered += overtook as u64;
+            return Some((pkt, None));
+        }
+        let (_, _, pkt) = self.pipe.pop_front()?;
+        self.stats.delivered += 1;
+        Some((pkt, self.pipe.front().map(|&(t, seq, _)| (t, seq))))
     }
 
     /// Packets waiting now (after [`Channel::drain`]).
@@ -220,7 +258,9 @@ impl Channel {
     /// Offers a packet of `size` bytes at `now` (call [`Channel::drain`] first).
     pub fn offer(&mut self, now: Time, size: u32, seq: u64, pkt: u32, mut trace: impl FnMut(QueueChange)) -> Offer {
         self.stats.arrivals += 1;
-        let must_wait = self.busy_until > now;
+        // A rate schedule or a delivery trace decides the service times (impair.rs).
+        let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, size, self.rate));
+        let must_wait = plan.map_or(self.busy_until > now, |p| p.start > now);
         if must_wait {
             let full = match self.limit {
                 QueueLimit::Packets(n) => self.wait_pkts + 1 > n,
@@ -231,11 +271,28 @@ impl Channel {
                 return Offer::Dropped;
             }
         }
-        let start = if must_wait { self.busy_until } else { now };
-        if self.tx_cache.0 != size {
-            self.tx_cache = (size, self.rate.tx_time(size as u64));
+        if let Some(imp) = self.imp.as_mut() {
+            if imp.lose() {
+                self.stats.drops += 1;
+                self.stats.impairment_drops += 1;
+                return Offer::Lost;
+            }
         }
-        let end = start + self.tx_cache.1;
+        let (start, end) = match plan {
+            Some(p) => {
+                if let Some(imp) = self.imp.as_mut() {
+                    imp.commit(&p);
+                }
+                (p.start, p.end)
+            }
+            None => {
+                let start = if must_wait { self.busy_until } else { now };
+                if self.tx_cache.0 != size {
+                    self.tx_cache = (size, self.rate.tx_time(size as u64));
+                }
+                (start, start + self.tx_cache.1)
+            }
+        };
         self.busy_until = end;
         if must_wait {
             self.account(now);
@@ -248,7 +305,15 @@ impl Channel {
         }
         self.stats.accepted += 1;
         self.stats.accepted_bytes += size as u64;
-        let arrival = end + self.delay;
+        let mut arrival = end + self.delay;
+        if let Some(imp) = self.imp.as_mut() {
+            arrival = imp.arrival(arrival);
+            if imp.reorders() {
+                // Every packet of a reordering channel is its own event.
+                imp.push(arrival, seq, pkt);
+                return Offer::Accepted { arrival, first: true };
+            }
+        }
         let first = self.pipe.is_empty();
         self.pipe.push_back((arrival, seq, pkt));
         Offer::Accepted { arrival, first }
@@ -259,7 +324,13 @@ impl Channel {
         self.drain(end, |_| {});
         self.account(end);
         let unsent_ns = self.busy_until.saturating_since(end).as_nanos() as f64;
-        let bits = self.stats.accepted_bytes as f64 * 8.0 - unsent_ns * self.rate.bps() as f64 / 1e9;
+        let unsent_bits = match self.imp.as_ref().filter(|i| i.shapes()) {
+            // A shaped link: packets still waiting are unsent; the one in transmission counts as
+            // sent (a trace sends instantly; a schedule's last packet is at most one packet).
+            Some(_) => self.waiting.iter().map(|&(_, b)| b as f64 * 8.0).sum::<f64>(),
+            None => unsent_ns * self.rate.bps() as f64 / 1e9,
+        };
+        let bits = self.stats.accepted_bytes as f64 * 8.0 - unsent_bits;
         bits.max(0.0)
     }
 }

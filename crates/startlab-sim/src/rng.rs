@@ -17,6 +17,8 @@ pub enum Component {
     QuickStartRequest = 2,
     /// A Quick-Start router's fresh nonce bits when it lowers a rate (instance = node index).
     QuickStartRouter = 3,
+    /// A link direction's impairments: loss and jitter draws (instance = channel index).
+    Impairment = 4,
     /// Arrival times of an `[[arrivals]]` process.
     ArrivalTimes = 10,
     /// Flow sizes of an `[[arrivals]]` process.

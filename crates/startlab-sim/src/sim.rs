@@ -52,6 +52,8 @@ pub(crate) struct FlowMeter {
     pub sent_startup: u64,
     pub dropped_startup: u64,
     pub dropped: u64,
+    /// Of `dropped`, data packets an impairment's loss process discarded.
+    pub impairment_drops: u64,
     pub delivered_pkts: u64,
     pub early_end: Option<Time>,
     pub early_losses: u64,
@@ -60,6 +62,8 @@ pub(crate) struct FlowMeter {
     pub window: VecDeque<(Time, u64)>,
     pub acked_at_su: Option<u64>,
     pub last_ack: u64,
+    /// Highest cumulative ACK the receiver emitted.
+    pub last_ack_sent: u64,
     pub last_cc: (f64, f64),
     pub data_sent: u64,
     pub next_forced_drop: usize,
@@ -169,6 +173,8 @@ pub struct Simulation {
     finished: bool,
     pub(crate) link_bits: Vec<f64>,
     qs: Option<QsRouters>,
+    /// Some channel lets packets overtake each other (jitter with `reorder = true`).
+    reordering: bool,
     /// Every flow: the scenario's `[[flows]]`, then those the `[[arrivals]]` processes drew.
     pub(crate) specs: Vec<FlowSpec>,
     /// The arrival process of each flow (index into `scenario.arrivals`), `None` for `[[flows]]`.
@@ -609,6 +615,7 @@ impl Simulation {
             finished: false,
             link_bits: Vec::new(),
             qs,
+            reordering: net.channels.iter().any(|c| c.imp.as_ref().is_some_and(|i| i.reorders())),
             net,
             scenario,
             specs,
@@ -695,9 +702,11 @@ impl Simulation {
         match src {
             Source::Channel(c) => {
                 let ch = &mut self.net.channels[c as usize];
-                let (_, _, pkt) = ch.pipe.pop_front().expect("a channel event has a packet");
-                ch.stats.delivered += 1;
-                if let Some(&(t, seq, _)) = ch.pipe.front() {
+                let Some((pkt, next)) = ch.pop_arrival() else {
+                    self.violations.push(format!("{}: an arrival event found no packet in flight", ch.name));
+                    return;
+                };
+                if let Some((t, seq)) = next {
                     self.q.push_with_seq(t, seq, Source::Channel(c));
                 }
                 let to = ch.to;
@@ -880,6 +889,12 @@ impl Simulation {
                 }
             }
             Offer::Dropped => self.drop_packet(pkt),
+            Offer::Lost => {
+                if p.kind == PktKind::Data {
+                    self.flows[p.flow as usize].m.impairment_drops += 1;
+                }
+                self.drop_packet(pkt);
+            }
         }
     }
 
@@ -979,7 +994,13 @@ impl Simulation {
     }
 
     fn send_ack(&mut self, f: u32, ack: Ack) {
-        let fl = &self.flows[f as usize];
+        let fl = &mut self.flows[f as usize];
+        if !ack.syn_ack {
+            if ack.ack < fl.m.last_ack_sent {
+                self.violations.push(format!("flow {}: the receiver's cumulative ACK went back from {} to {}", fl.name, fl.m.last_ack_sent, ack.ack));
+            }
+            fl.m.last_ack_sent = fl.m.last_ack_sent.max(ack.ack);
+        }
         let (from, to, mut size) = (fl.dst, fl.src, fl.header);
         if ack.qs.is_some() {
             size += QS_OPTION_BYTES;
@@ -991,7 +1012,9 @@ impl Simulation {
     fn on_ack(&mut self, f: u32, ack: &Ack) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        if !ack.syn_ack {
+        // A reordering impairment may deliver an older ACK after a newer one (the sender ignores
+        // it); the receiver's own emissions are checked in `send_ack` either way.
+        if !ack.syn_ack && !self.reordering {
             if ack.ack < fl.m.last_ack {
                 self.violations.push(format!("flow {}: cumulative ACK went back from {} to {}", fl.name, fl.m.last_ack, ack.ack));
             }
@@ -1121,10 +1144,13 @@ impl Simulation {
         let mut in_net = vec![0u64; self.flows.len()];
         for ch in &self.net.channels {
             let s = &ch.stats;
-            if s.arrivals != s.drops + s.delivered + ch.pipe.len() as u64 {
-                errors.push(format!("{}: {} arrivals != {} drops + {} delivered + {} in the link", ch.name, s.arrivals, s.drops, s.delivered, ch.pipe.len()));
+            if s.arrivals != s.drops + s.delivered + ch.in_flight() as u64 {
+                errors.push(format!("{}: {} arrivals != {} drops + {} delivered + {} in the link", ch.name, s.arrivals, s.drops, s.delivered, ch.in_flight()));
             }
-            for &(_, _, p) in &ch.pipe {
+            if s.impairment_drops > s.drops {
+                errors.push(format!("{}: {} impairment drops > {} drops", ch.name, s.impairment_drops, s.drops));
+            }
+            for p in ch.packets_in_flight() {
                 let p = self.arena.get(p);
                 if p.kind == PktKind::Data {
                     in_net[p.flow as usize] += 1;
@@ -1145,7 +1171,7 @@ impl Simulation {
                 }
             }
         }
-        if self.arena.live() as u64 != self.net.channels.iter().map(|c| c.pipe.len() as u64).sum::<u64>() {
+        if self.arena.live() as u64 != self.net.channels.iter().map(|c| c.in_flight() as u64).sum::<u64>() {
             errors.push(format!("{} packets alive in the arena but not in any link", self.arena.live()));
         }
         if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
