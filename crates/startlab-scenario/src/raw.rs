@@ -46,6 +46,14 @@ pub struct Topology {
 pub struct Queue {
     pub kind: String,
     pub limit: Amount,
+    // red
+    pub min_th: Option<Amount>,
+    pub max_th: Option<Amount>,
+    pub max_p: Option<f64>,
+    pub w_q: Option<f64>,
+    pub gentle: Option<bool>,
+    pub ecn: Option<bool>,
+    pub ns2_wait: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -104,6 +112,7 @@ pub struct Tcp {
     pub cwnd_validation: Option<bool>,
     pub linux_ss_clamp: Option<bool>,
     pub newreno_timer: Option<String>,
+    pub ecn: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]

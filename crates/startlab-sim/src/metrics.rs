@@ -86,6 +86,10 @@ pub struct FlowResult {
     pub timeouts: u64,
     /// Count.
     pub fast_retransmits: u64,
+    /// Packets.
+    pub ecn_marks: u64,
+    /// Count.
+    pub ecn_reductions: u64,
     /// Bytes.
     pub final_cwnd: f64,
     /// Segments.
@@ -121,6 +125,12 @@ pub struct LinkResult {
     pub departures: u64,
     /// Packets.
     pub drops: u64,
+    /// `droptail` or `red`.
+    pub queue_kind: String,
+    /// Packets (of `drops`).
+    pub early_drops: u64,
+    /// Packets.
+    pub marks: u64,
     /// Ratio.
     pub utilization: f64,
     /// Packets.
@@ -250,6 +260,8 @@ impl Simulation {
                 drops: fl.m.dropped,
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
+                ecn_marks: fl.m.ecn_marks,
+                ecn_reductions: s.ecn_reductions,
                 final_cwnd: cc.cwnd(),
                 final_cwnd_pkts: cc.cwnd() / mss as f64,
                 srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
@@ -290,6 +302,9 @@ impl Simulation {
                     arrivals: st.arrivals,
                     departures: st.accepted,
                     drops: st.drops,
+                    queue_kind: if ch.red_avg().is_some() { "red" } else { "droptail" }.to_string(),
+                    early_drops: st.early_drops,
+                    marks: st.marks,
                     utilization: if dur > 0.0 { bits / (ch.rate.bps() as f64 * dur) } else { 0.0 },
                     mean_queue: if span > 0.0 { st.q_area_pkts as f64 / span } else { 0.0 },
                     max_queue: st.max_pkts,

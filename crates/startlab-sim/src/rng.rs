@@ -17,6 +17,8 @@ pub enum Component {
     QuickStartRequest = 2,
     /// A Quick-Start router's fresh nonce bits when it lowers a rate (instance = node index).
     QuickStartRouter = 3,
+    /// A RED queue's drop/mark decisions (instance = channel index).
+    Red = 4,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.
