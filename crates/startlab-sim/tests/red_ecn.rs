@@ -188,3 +188,17 @@ fn an_ecn_sender_reduces_at_most_once_per_round_trip() {
         assert!((f.ecn_reductions as f64) < rtts, "{}: {} reductions in {rtts} RTTs", f.flow, f.ecn_reductions);
     }
 }
+
+#[test]
+fn red_draws_come_from_the_seed_and_nothing_else() {
+    let queue = "kind = \"red\", limit = \"100pkt\"";
+    let short = |seed: u64| cbr_overload(11.0, queue).replace("seed = 3", &format!("seed = {seed}")).replace("duration = \"60s\"", "duration = \"5s\"");
+    let drops = |seed: u64| {
+        let sim = common::run(&short(seed));
+        let r = sim.results();
+        let q = &r.traces.queue;
+        (bottleneck(&sim).early_drops, q.red_avg.iter().map(|a| a.to_bits()).collect::<Vec<_>>())
+    };
+    assert_eq!(drops(3), drops(3), "same seed, same drops and the same average at every change");
+    assert_ne!(drops(3), drops(4), "another seed draws other drops");
+}
