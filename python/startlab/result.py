@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "cwnd": ("time", "flow", "cwnd", "ssthresh"),
     "seq": ("time", "flow", "event", "seq", "len"),
-    "queue": ("time", "link", "packets", "bytes"),
+    "queue": ("time", "link", "packets", "bytes", "red_avg"),
 }
 
 #: A column named ``<name>_ns`` holds integer nanoseconds; it becomes ``<name>`` in float seconds.
@@ -40,7 +40,7 @@ class Traces:
         cwnd: ``time`` (s), ``flow``, ``cwnd`` (B), ``ssthresh`` (B, ``inf`` while infinite).
         seq: ``time`` (s), ``flow``, ``event`` (``sent``, ``retransmitted``, ``acked``,
             ``dropped``), ``seq`` (first byte), ``len`` (B).
-        queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire).
+        queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire), ``red_avg`` (RED average queue in the limit's unit; NaN for drop-tail).
 
     ``flow``, ``link`` and ``event`` are pandas Categoricals. A trace that ``[trace]`` disabled is
     an empty table with the same columns.

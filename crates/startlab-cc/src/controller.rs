@@ -322,6 +322,7 @@ impl Controller {
         let reason = match ev.kind {
             CongestionKind::FastRetransmit => ExitReason::Loss,
             CongestionKind::Timeout => ExitReason::Timeout,
+            CongestionKind::Ecn => ExitReason::Ecn,
         };
         let mut plug_in_ss = None;
         if self.phase == Phase::SlowStart {
@@ -342,6 +343,15 @@ impl Controller {
         let ss = ss.max(2.0 * self.cfg.mss as f64);
         self.ssthresh = Ssthresh::Bytes(ss);
         match ev.enter_recovery {
+            // RFC 3168 §6.1.2: "cwnd = ssthresh" (halved), no retransmission, no recovery.
+            false if ev.kind == CongestionKind::Ecn => {
+                self.cwnd = ss;
+                if self.ssthresh.above(self.cwnd) {
+                    self.phase = Phase::SlowStart;
+                } else {
+                    self.enter_ca(ev.now);
+                }
+            }
             true => {
                 self.cwnd = ss;
                 self.phase = Phase::Recovery;

@@ -49,6 +49,8 @@ pub enum ExitReason {
     RateFound,
     /// Quick-Start "QS 2": ssthresh = QS_cwnd once the Quick-Start window is acknowledged.
     QuickStart,
+    /// An ACK echoed an ECN Congestion Experienced mark (RFC 3168 ECE): a loss signal without loss.
+    Ecn,
 }
 
 impl ExitReason {
@@ -66,6 +68,7 @@ impl ExitReason {
             ExitReason::Estimate => "estimate",
             ExitReason::RateFound => "rate-found",
             ExitReason::QuickStart => "quick-start",
+            ExitReason::Ecn => "ecn",
         }
     }
 }
@@ -175,6 +178,10 @@ pub enum CongestionKind {
     FastRetransmit,
     /// Retransmission timer expiry (first expiry of an episode; backoffs do not call again).
     Timeout,
+    /// An ACK with ECE (RFC 3168 §6.1.2, ALGORITHMS.md §17.3): ssthresh as for a fast retransmit,
+    /// cwnd = ssthresh, no recovery and no retransmission (`enter_recovery` is false). Startup
+    /// plug-ins treat it as a loss signal.
+    Ecn,
 }
 
 /// A congestion signal.

@@ -195,6 +195,7 @@ impl Simulation {
         queue.set_item("link", t.queue.link.clone().into_pyarray(py))?;
         queue.set_item("packets", t.queue.packets.clone().into_pyarray(py))?;
         queue.set_item("bytes", t.queue.bytes.clone().into_pyarray(py))?;
+        queue.set_item("red_avg", t.queue.red_avg.clone().into_pyarray(py))?;
         traces.set_item("queue", queue)?;
         out.set_item("traces", traces)?;
         out.set_item("flow_names", r.flow_names.clone())?;

@@ -210,7 +210,7 @@ pub enum QueueLimit {
 }
 
 /// A queue discipline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QueueSpec {
     /// FIFO that drops arrivals when full.
@@ -218,6 +218,35 @@ pub enum QueueSpec {
         /// The limit.
         limit: QueueLimit,
     },
+    /// Random Early Detection with the gentle option and ECN marking (ALGORITHMS.md §17,
+    /// docs/QUEUES.md). Thresholds are in the unit of `limit` (packets or bytes).
+    Red {
+        /// The physical buffer: arrivals beyond it are dropped whatever RED decided.
+        limit: QueueLimit,
+        /// `min_th`, packets or bytes (as `limit`); below it nothing is dropped.
+        min_th: f64,
+        /// `max_th`, packets or bytes; `min_th < max_th <= limit`.
+        max_th: f64,
+        /// Drop probability at `max_th`, in (0, 1].
+        max_p: f64,
+        /// EWMA weight of the average queue, in (0, 1].
+        w_q: f64,
+        /// Gentle RED (probability from `max_p` to 1 between `max_th` and `2·max_th`).
+        gentle: bool,
+        /// Mark ECN-capable packets (CE) instead of dropping them in the probabilistic regions.
+        ecn: bool,
+        /// ns-2's `wait_` spacing of marks instead of the paper's uniform spacing.
+        ns2_wait: bool,
+    },
+}
+
+impl QueueSpec {
+    /// The physical buffer.
+    pub fn limit(&self) -> QueueLimit {
+        match *self {
+            QueueSpec::Droptail { limit } | QueueSpec::Red { limit, .. } => limit,
+        }
+    }
 }
 
 /// The network.
@@ -438,6 +467,8 @@ pub struct TcpSpec {
     pub linux_ss_clamp: bool,
     /// NewReno RTO restart: true = Impatient (RFC 6582 §4.1 default).
     pub newreno_impatient: bool,
+    /// ECN (RFC 3168): ECT(0) data, ECE/CWR, window reduction on ECE (ALGORITHMS.md §17.3).
+    pub ecn: bool,
     /// The window after idle periods longer than the RTO.
     pub idle_restart: IdleRestartSpec,
 }

@@ -56,6 +56,14 @@ pub struct Topology {
 pub struct Queue {
     pub kind: String,
     pub limit: Amount,
+    // red
+    pub min_th: Option<Amount>,
+    pub max_th: Option<Amount>,
+    pub max_p: Option<f64>,
+    pub w_q: Option<f64>,
+    pub gentle: Option<bool>,
+    pub ecn: Option<bool>,
+    pub ns2_wait: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -128,6 +136,7 @@ pub struct Tcp {
     pub linux_ss_clamp: Option<bool>,
     pub newreno_timer: Option<String>,
     pub idle_restart: Option<String>,
+    pub ecn: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]

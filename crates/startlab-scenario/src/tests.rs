@@ -193,3 +193,34 @@ fn quick_start_defaults_and_its_router_table_are_checked() {
         assert!(e.path.starts_with(path) && e.message.contains(message), "{table} {startup}: got {e}");
     }
 }
+
+#[test]
+fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
+    let red = |q: &str| EXAMPLE.replace("queue = { kind = \"droptail\", limit = \"1000pkt\" }", &format!("queue = {{ {q} }}"));
+    let s = from_toml(&red("kind = \"red\", limit = \"100pkt\"")).unwrap();
+    let Topology::Dumbbell(d) = &s.topology else { panic!("dumbbell expected") };
+    assert_eq!(
+        d.queue,
+        QueueSpec::Red { limit: QueueLimit::Packets(100), min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ecn: false, ns2_wait: false },
+        "ALGORITHMS.md §17.1 lab defaults"
+    );
+    let s = from_toml(&red("kind = \"red\", limit = \"150KB\", min_th = \"30KB\", max_th = \"90KB\", ecn = true")).unwrap();
+    let Topology::Dumbbell(d) = &s.topology else { panic!("dumbbell expected") };
+    assert!(matches!(d.queue, QueueSpec::Red { limit: QueueLimit::Bytes(150_000), min_th: 30_000.0, max_th: 90_000.0, ecn: true, .. }));
+    for (q, path, words) in [
+        ("kind = \"red\", limit = \"100pkt\", min_th = \"5KB\"", "topology.queue.min_th", "unit of topology.queue.limit"),
+        ("kind = \"red\", limit = \"100pkt\", min_th = \"20pkt\"", "topology.queue.min_th", "below max_th"),
+        ("kind = \"red\", limit = \"10pkt\"", "topology.queue.max_th", "at most the limit"),
+        ("kind = \"red\", limit = \"100pkt\", max_p = 0.0", "topology.queue.max_p", "greater than 0"),
+        ("kind = \"red\", limit = \"100pkt\", w_q = 1.5", "topology.queue.w_q", "at most 1"),
+        ("kind = \"droptail\", limit = \"100pkt\", ecn = true", "topology.queue.ecn", "kind = \"red\""),
+        ("kind = \"codel\", limit = \"100pkt\"", "topology.queue.kind", "\"red\""),
+    ] {
+        let e = refused(&red(q));
+        assert_eq!(e.path, path, "{q}: {e}");
+        assert!(e.message.contains(words), "{q}: {e}");
+    }
+    let s = from_toml(&EXAMPLE.replace("ack = \"every-packet\"", "ack = \"every-packet\", ecn = true")).unwrap();
+    assert!(s.flows[0].tcp.ecn);
+    assert!(!from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, "ECN is off by default");
+}

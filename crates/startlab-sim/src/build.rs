@@ -2,9 +2,13 @@
 
 use crate::impair::Impairment;
 use crate::net::{Channel, Routes};
+use crate::red::{Red, RedParams};
 use crate::rng;
 use startlab_scenario::{Ends, QueueSpec, Scenario, Topology};
 use startlab_units::{Dur, Rate};
+
+/// Bytes of the "typical packet" whose transmission time is RED's idle-decay unit `s`.
+const RED_IDLE_PACKET_BYTES: u64 = 1500;
 
 /// The static network.
 pub struct Network {
@@ -22,19 +26,23 @@ pub struct Network {
     pub is_host: Vec<bool>,
 }
 
-fn limit(q: &QueueSpec) -> startlab_scenario::QueueLimit {
-    match q {
-        QueueSpec::Droptail { limit } => *limit,
-    }
-}
 
-#[expect(clippy::too_many_arguments, reason = "a link is its two ends, rate, delay and queue; a struct would only rename them")]
-fn duplex(ch: &mut Vec<Channel>, links: &mut Vec<String>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec) {
+#[expect(clippy::too_many_arguments, reason = "a link is its two ends, rate, delay and queue (and the seed of RED's streams); a struct would only rename them")]
+fn duplex(ch: &mut Vec<Channel>, links: &mut Vec<String>, name: &str, names: &[String], a: u32, b: u32, rate: Rate, delay: Dur, q: &QueueSpec, seed: u64) {
     // Channel 2k is link k's forward direction (first end -> second), 2k + 1 its reverse.
     links.push(name.to_string());
     for (x, y) in [(a, b), (b, a)] {
         let label = format!("{name}:{}->{}", names[x as usize], names[y as usize]);
-        ch.push(Channel::new(label, x, y, rate, delay, limit(q)));
+        let index = ch.len() as u64;
+        let mut channel = Channel::new(label, x, y, rate, delay, q.limit());
+        if let QueueSpec::Red { min_th, max_th, max_p, w_q, gentle, ecn, ns2_wait, .. } = *q {
+            // `s` of the idle decay: the transmission time of a 1500-byte packet at the link rate
+            // (docs/QUEUES.md), in packet and byte mode alike.
+            let s = rate.tx_time(RED_IDLE_PACKET_BYTES);
+            let params = RedParams { w_q, min_th, max_th, max_p, gentle, ns2_wait, ecn, s };
+            channel = channel.with_red(Red::new(params), rng::stream(seed, rng::Component::Red, index));
+        }
+        ch.push(channel);
     }
 }
 
@@ -59,20 +67,20 @@ pub fn network(s: &Scenario) -> Network {
                 nodes.push(format!("xs{j}"));
                 nodes.push(format!("xd{j}"));
             }
-            duplex(&mut channels, &mut links, "bottleneck", &nodes, 0, 1, d.bottleneck_rate, d.bottleneck_delay, &d.queue);
+            duplex(&mut channels, &mut links, "bottleneck", &nodes, 0, 1, d.bottleneck_rate, d.bottleneck_delay, &d.queue, s.seed);
             for (i, rtt) in d.rtts.iter().enumerate() {
                 // Each access link carries a quarter of what the bottleneck leaves of the RTT.
                 let access = Dur((rtt.as_nanos() - 2 * d.bottleneck_delay.as_nanos()) / 4);
                 let (s_node, d_node) = (2 + 2 * i as u32, 3 + 2 * i as u32);
-                duplex(&mut channels, &mut links, &format!("access-s{i}"), &nodes, s_node, 0, d.access_rate, access, &d.access_queue);
-                duplex(&mut channels, &mut links, &format!("access-d{i}"), &nodes, 1, d_node, d.access_rate, access, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-s{i}"), &nodes, s_node, 0, d.access_rate, access, &d.access_queue, s.seed);
+                duplex(&mut channels, &mut links, &format!("access-d{i}"), &nodes, 1, d_node, d.access_rate, access, &d.access_queue, s.seed);
                 pair_hosts.push((s_node, d_node));
             }
             let base = 2 + 2 * d.rtts.len() as u32;
             for j in 0..s.cross.len() as u32 {
                 let (a, b) = (base + 2 * j, base + 2 * j + 1);
-                duplex(&mut channels, &mut links, &format!("access-xs{j}"), &nodes, a, 0, d.access_rate, Dur::ZERO, &d.access_queue);
-                duplex(&mut channels, &mut links, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue);
+                duplex(&mut channels, &mut links, &format!("access-xs{j}"), &nodes, a, 0, d.access_rate, Dur::ZERO, &d.access_queue, s.seed);
+                duplex(&mut channels, &mut links, &format!("access-xd{j}"), &nodes, 1, b, d.access_rate, Dur::ZERO, &d.access_queue, s.seed);
                 cross_hosts.push((a, b));
             }
             is_host = (0..nodes.len()).map(|i| i >= 2).collect();
@@ -81,7 +89,7 @@ pub fn network(s: &Scenario) -> Network {
             nodes = g.nodes.clone();
             is_host = (0..nodes.len()).map(|i| i < g.hosts).collect();
             for l in &g.links {
-                duplex(&mut channels, &mut links, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue);
+                duplex(&mut channels, &mut links, &l.name, &nodes, l.between[0] as u32, l.between[1] as u32, l.rate, l.delay, &l.queue, s.seed);
             }
         }
     }

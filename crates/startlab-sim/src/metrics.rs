@@ -98,6 +98,10 @@ pub struct FlowResult {
     pub timeouts: u64,
     /// Count.
     pub fast_retransmits: u64,
+    /// Packets.
+    pub ecn_marks: u64,
+    /// Count.
+    pub ecn_reductions: u64,
     /// Bytes.
     pub final_cwnd: f64,
     /// Segments.
@@ -137,6 +141,12 @@ pub struct LinkResult {
     pub impairment_drops: u64,
     /// Packets delivered after a packet that entered the link later.
     pub reordered: u64,
+    /// `droptail` or `red`.
+    pub queue_kind: String,
+    /// Packets (of `drops`).
+    pub early_drops: u64,
+    /// Packets.
+    pub marks: u64,
     /// Ratio.
     pub utilization: f64,
     /// Packets.
@@ -355,6 +365,8 @@ impl Simulation {
                 impairment_drops: fl.m.impairment_drops,
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
+                ecn_marks: fl.m.ecn_marks,
+                ecn_reductions: s.ecn_reductions,
                 final_cwnd: cc.cwnd(),
                 final_cwnd_pkts: cc.cwnd() / mss as f64,
                 srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
@@ -397,6 +409,9 @@ impl Simulation {
                     drops: st.drops,
                     impairment_drops: st.impairment_drops,
                     reordered: st.reordered,
+                    queue_kind: if ch.red_avg().is_some() { "red" } else { "droptail" }.to_string(),
+                    early_drops: st.early_drops,
+                    marks: st.marks,
                     utilization: if dur > 0.0 { bits / (ch.rate.bps() as f64 * dur) } else { 0.0 },
                     mean_queue: if span > 0.0 { st.q_area_pkts as f64 / span } else { 0.0 },
                     max_queue: st.max_pkts,

@@ -1,6 +1,8 @@
 //! Packets, link directions ("channels") with drop-tail queues, and static routes.
 
 use crate::impair::Impairment;
+use crate::red::{Red, Verdict};
+use rand_pcg::Pcg64;
 use startlab_cc::startup::QsRequest;
 use startlab_scenario::QueueLimit;
 use startlab_tcp::Ack;
@@ -28,6 +30,14 @@ pub mod flags {
     pub const STARTUP: u8 = 1;
     /// Sent within the first `early_rtts` base RTTs after `t0`.
     pub const EARLY: u8 = 2;
+    /// IP ECN field ECT(0): an ECN-capable transport (new TCP data of an ECN connection).
+    pub const ECT: u8 = 4;
+    /// IP ECN field CE: a RED queue marked the packet (replaces ECT; RFC 3168 codepoint `11`).
+    pub const CE: u8 = 8;
+    /// TCP CWR flag (data), or with [`ECE`] the ECN-setup SYN.
+    pub const CWR: u8 = 16;
+    /// TCP ECE flag on a SYN (ECN setup); ACKs carry ECE in `Ack::ece`.
+    pub const ECE: u8 = 32;
 }
 
 /// A packet in the arena.
@@ -129,6 +139,8 @@ pub struct Channel {
     pub early_watch: Vec<(Time, u32)>,
     /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
     pub imp: Option<Box<Impairment>>,
+    /// RED admission and its own random stream (`None`: drop-tail).
+    red: Option<(Red, Pcg64)>,
 }
 
 /// Per-channel counters.
@@ -140,8 +152,12 @@ pub struct ChannelStats {
     pub accepted: u64,
     /// Bytes accepted.
     pub accepted_bytes: u64,
-    /// Packets refused.
+    /// Packets refused (buffer overflow and RED's early drops).
     pub drops: u64,
+    /// Of `drops`, those RED chose (probabilistic or forced region), not buffer overflow.
+    pub early_drops: u64,
+    /// Packets RED marked CE instead of dropping.
+    pub marks: u64,
     /// Packets that reached the far node.
     pub delivered: u64,
     /// Of `drops`, packets an impairment's loss process discarded (the queue had admitted them).
@@ -159,8 +175,8 @@ pub struct ChannelStats {
     pub max_bytes: u64,
 }
 
-/// A queue-length change, for the trace.
-pub type QueueChange = (Time, u64, u64);
+/// A queue-length change, for the trace: time, packets, bytes, RED average (NaN for drop-tail).
+pub type QueueChange = (Time, u64, u64, f64);
 
 /// Result of offering a packet to a channel.
 pub enum Offer {
@@ -171,6 +187,8 @@ pub enum Offer {
         arrival: Time,
         /// The channel had nothing in flight.
         first: bool,
+        /// RED set the CE codepoint (the caller marks the packet).
+        marked: bool,
     },
     /// Dropped by the queue.
     Dropped,
@@ -198,7 +216,19 @@ impl Channel {
             last_change: Time::ZERO,
             early_watch: Vec::new(),
             imp: None,
+            red: None,
         }
+    }
+
+    /// Makes the queue RED, drawing its decisions from `rng` (the channel's own stream).
+    pub fn with_red(mut self, red: Red, rng: Pcg64) -> Self {
+        self.red = Some((red, rng));
+        self
+    }
+
+    /// RED's average queue length (unit of the limit), if the queue is RED.
+    pub fn red_avg(&self) -> Option<f64> {
+        self.red.as_ref().map(|(r, _)| r.avg())
     }
 
     /// Packets in flight (queued or propagating).
@@ -251,16 +281,39 @@ impl Channel {
             self.account(start);
             self.wait_pkts -= 1;
             self.wait_bytes -= size as u64;
-            trace((start, self.wait_pkts, self.wait_bytes));
+            let avg = self.red_avg().unwrap_or(f64::NAN);
+            trace((start, self.wait_pkts, self.wait_bytes, avg));
         }
     }
 
-    /// Offers a packet of `size` bytes at `now` (call [`Channel::drain`] first).
-    pub fn offer(&mut self, now: Time, size: u32, seq: u64, pkt: u32, mut trace: impl FnMut(QueueChange)) -> Offer {
+    /// Offers a packet of `size` bytes at `now` (call [`Channel::drain`] first); `ect`: the packet
+    /// is ECN-capable (a RED queue with `ecn` may mark it instead of dropping it).
+    pub fn offer(&mut self, now: Time, size: u32, seq: u64, pkt: u32, ect: bool, mut trace: impl FnMut(QueueChange)) -> Offer {
         self.stats.arrivals += 1;
         // A rate schedule or a delivery trace decides the service times (impair.rs).
         let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, size, self.rate));
         let must_wait = plan.map_or(self.busy_until > now, |p| p.start > now);
+        let mut marked = false;
+        if let Some((red, rng)) = self.red.as_mut() {
+            // The queue RED averages is the packets waiting (as ns-2, the one in transmission is
+            // not counted); it went empty when the link last went idle (`busy_until`).
+            if !must_wait {
+                red.on_empty(self.busy_until);
+            }
+            let q = match self.limit {
+                QueueLimit::Packets(_) => self.wait_pkts as f64,
+                QueueLimit::Bytes(_) => self.wait_bytes as f64,
+            };
+            match red.arrive(now, q, ect, rng) {
+                Verdict::Accept => {}
+                Verdict::Mark => marked = true,
+                Verdict::Drop => {
+                    self.stats.drops += 1;
+                    self.stats.early_drops += 1;
+                    return Offer::Dropped;
+                }
+            }
+        }
         if must_wait {
             let full = match self.limit {
                 QueueLimit::Packets(n) => self.wait_pkts + 1 > n,
@@ -301,22 +354,26 @@ impl Channel {
             self.wait_bytes += size as u64;
             self.stats.max_pkts = self.stats.max_pkts.max(self.wait_pkts);
             self.stats.max_bytes = self.stats.max_bytes.max(self.wait_bytes);
-            trace((now, self.wait_pkts, self.wait_bytes));
+            let avg = self.red_avg().unwrap_or(f64::NAN);
+            trace((now, self.wait_pkts, self.wait_bytes, avg));
         }
         self.stats.accepted += 1;
         self.stats.accepted_bytes += size as u64;
+        if marked {
+            self.stats.marks += 1;
+        }
         let mut arrival = end + self.delay;
         if let Some(imp) = self.imp.as_mut() {
             arrival = imp.arrival(arrival);
             if imp.reorders() {
                 // Every packet of a reordering channel is its own event.
                 imp.push(arrival, seq, pkt);
-                return Offer::Accepted { arrival, first: true };
+                return Offer::Accepted { arrival, first: true, marked };
             }
         }
         let first = self.pipe.is_empty();
         self.pipe.push_back((arrival, seq, pkt));
-        Offer::Accepted { arrival, first }
+        Offer::Accepted { arrival, first, marked }
     }
 
     /// Closes the books at `end`: queue area up to `end`, and bits actually on the wire by `end`.

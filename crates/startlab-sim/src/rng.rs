@@ -33,6 +33,8 @@ pub enum Component {
     AppSizes = 15,
     /// Think times of a request/response flow.
     AppThink = 16,
+    /// A RED queue's drop/mark decisions (instance = channel index).
+    Red = 5,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

@@ -67,6 +67,8 @@ pub(crate) struct FlowMeter {
     pub last_cc: (f64, f64),
     pub data_sent: u64,
     pub next_forced_drop: usize,
+    /// Data packets of this flow a RED queue marked CE (first mark per packet).
+    pub ecn_marks: u64,
 }
 
 pub(crate) struct FlowState {
@@ -528,6 +530,7 @@ impl Simulation {
                         IdleRestartSpec::Rfc2861 => IdleRestart::Rfc2861,
                         IdleRestartSpec::Off => IdleRestart::Off,
                     },
+                    ecn: t.ecn,
                     quick_start: (f.startup.name() == "quick-start").then(|| {
                         // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
                         let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, i as u64);
@@ -685,12 +688,13 @@ impl Simulation {
         for (c, ch) in self.net.channels.iter_mut().enumerate() {
             let traces = &mut self.traces.queue;
             let gate = &mut self.gate_queue;
-            ch.drain(end, |(t, p, b)| {
+            ch.drain(end, |(t, p, b, avg)| {
                 if trace_q && gate.pass(c, t) {
                     traces.time.push(t.as_secs_f64());
                     traces.link.push(c as u32);
                     traces.packets.push(p);
                     traces.bytes.push(b);
+                    traces.red_avg.push(avg);
                 }
             });
         }
@@ -857,18 +861,27 @@ impl Simulation {
         let ch = &mut self.net.channels[c as usize];
         let traces = &mut self.traces.queue;
         let gate = &mut self.gate_queue;
-        let mut record = |(t, pk, b): (Time, u64, u64)| {
+        let mut record = |(t, pk, b, avg): (Time, u64, u64, f64)| {
             if trace_q && gate.pass(c as usize, t) {
                 traces.time.push(t.as_secs_f64());
                 traces.link.push(c);
                 traces.packets.push(pk);
                 traces.bytes.push(b);
+                traces.red_avg.push(avg);
             }
         };
         ch.drain(now, &mut record);
         let before = ch.waiting_pkts();
-        match ch.offer(now, p.size, seq, pkt, &mut record) {
-            Offer::Accepted { arrival, first } => {
+        let ect = p.flags & flags::ECT != 0;
+        match ch.offer(now, p.size, seq, pkt, ect, &mut record) {
+            Offer::Accepted { arrival, first, marked } => {
+                if marked && p.flags & flags::CE == 0 {
+                    self.arena.get_mut(pkt).flags |= flags::CE;
+                    if p.kind == PktKind::Data {
+                        self.flows[p.flow as usize].m.ecn_marks += 1;
+                    }
+                }
+                let ch = &mut self.net.channels[c as usize];
                 if first {
                     self.q.push_with_seq(arrival, seq, Source::Channel(c));
                 }
@@ -944,7 +957,8 @@ impl Simulation {
                 if let Some(req) = &p.qs {
                     fl.receiver.on_quick_start_request(req, p.ttl);
                 }
-                let ack = fl.receiver.on_segment(now, p.seq, p.len);
+                let (ce, cwr) = (p.flags & flags::CE != 0, p.flags & flags::CWR != 0);
+                let ack = fl.receiver.on_segment_ecn(now, p.seq, p.len, ce, cwr);
                 fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
                 let delivered = fl.receiver.delivered();
                 if let Some(app) = fl.app.as_mut() {
@@ -967,7 +981,7 @@ impl Simulation {
                 if let Some(req) = &p.qs {
                     receiver.on_quick_start_request(req, p.ttl);
                 }
-                let ack = receiver.on_syn();
+                let ack = receiver.on_syn(p.flags & (flags::ECE | flags::CWR) == flags::ECE | flags::CWR);
                 self.send_ack(p.flow, ack);
                 let fl = &self.flows[p.flow as usize];
                 if fl.app.as_ref().is_some_and(|a| a.next == 0 && !a.awaiting) {
@@ -1065,6 +1079,11 @@ impl Simulation {
             };
             if seg.qs.is_some() {
                 size += QS_OPTION_BYTES;
+            }
+            for (on, bit) in [(seg.ect, flags::ECT), (seg.cwr, flags::CWR), (seg.ece, flags::ECE)] {
+                if on {
+                    fl_flags |= bit;
+                }
             }
             let mut forced = false;
             if kind == PktKind::Data {

@@ -53,6 +53,8 @@ pub struct QueueTrace {
     pub packets: Vec<u64>,
     /// Bytes waiting.
     pub bytes: Vec<u64>,
+    /// RED's average queue (unit of the link's limit) after the change; NaN for drop-tail.
+    pub red_avg: Vec<f64>,
 }
 
 /// All traces of a run.

@@ -27,7 +27,7 @@ fn channel(s: &ImpairmentSpec, rate_bps: u64, delay: Dur, seed: u64) -> Channel 
 /// Offers a packet at `now`; its far-end arrival, or `None` if lost or dropped.
 fn offer(ch: &mut Channel, now: Time, size: u32, seq: u64) -> Option<Time> {
     ch.drain(now, |_| {});
-    match ch.offer(now, size, seq, seq as u32, |_| {}) {
+    match ch.offer(now, size, seq, seq as u32, false, |_| {}) {
         Offer::Accepted { arrival, .. } => Some(arrival),
         Offer::Dropped | Offer::Lost => None,
     }

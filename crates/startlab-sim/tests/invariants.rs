@@ -1,5 +1,6 @@
 //! Property test: on random dumbbells (rates, delays, queues in packets or bytes, every startup
-//! algorithm of the registry, Reno and CUBIC, every recovery variant and receiver, handshakes, forced drops, CBR cross traffic, `[[impairments]]` on a random link: loss, jitter with or without reordering, aggregation, a rate schedule) packets are conserved per
+//! algorithm of the registry, Reno and CUBIC, every recovery variant and receiver, handshakes, forced drops, CBR cross traffic, `[[impairments]]` on a random link: loss, jitter with or without reordering, aggregation, a rate schedule;
+//! drop-tail or RED queues, with or without ECN marking and ECN-capable flows) packets are conserved per
 //! link and per flow, cumulative ACKs never go back, cwnd stays positive, time never runs back,
 //! and every finite transfer completes with the receiver holding every byte exactly once.
 
@@ -20,6 +21,7 @@ struct FlowCase {
     limited_transmit: bool,
     startup: &'static str,
     avoidance: &'static str,
+    ecn: bool,
 }
 
 fn flow_case() -> impl Strategy<Value = FlowCase> {
@@ -35,9 +37,9 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
         prop::collection::vec(1u64..200, 0..6),
         any::<bool>(),
         prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
-        prop::sample::select(vec!["reno", "cubic"]),
+        (prop::sample::select(vec!["reno", "cubic"]), any::<bool>()),
     )
-        .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit, startup, avoidance)| FlowCase {
+        .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit, startup, (avoidance, ecn))| FlowCase {
             recovery,
             ack,
             mss,
@@ -51,6 +53,7 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
             handshake,
             drops,
             limited_transmit,
+            ecn,
         })
 }
 
@@ -92,6 +95,25 @@ fn impairment() -> impl Strategy<Value = String> {
         })
 }
 
+/// A queue's inline table: drop-tail, or RED with thresholds inside the limit (same unit), random
+/// `max_p`, `w_q`, gentle, ECN marking and ns-2 wait.
+fn queue_case() -> impl Strategy<Value = String> {
+    let limit = prop_oneof![(2u64..300).prop_map(|p| (p, "pkt")), (3000u64..400_000).prop_map(|b| (b, "B"))];
+    (limit, any::<bool>(), 1u32..=100, prop::sample::select(vec![0.002, 0.02, 0.2, 1.0]), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |((n, unit), red, max_p_pct, w_q, gentle, ecn, ns2_wait)| {
+            if red {
+                let (min, max) = (n / 5, (n / 2).max(n / 5 + 1));
+                format!(
+                    "kind = \"red\", limit = \"{n}{unit}\", min_th = \"{min}{unit}\", max_th = \"{max}{unit}\", max_p = {}, w_q = {w_q}, gentle = {gentle}, ecn = {ecn}, ns2_wait = {ns2_wait}",
+                    max_p_pct as f64 / 100.0
+                )
+            } else {
+                format!("kind = \"droptail\", limit = \"{n}{unit}\"")
+            }
+        },
+    )
+}
+
 fn scenario(rate_mbps: u64, rtt_ms: u64, queue: &str, cbr_share: Option<u64>, flows: &[FlowCase]) -> String {
     let mut s = format!(
         r#"
@@ -102,7 +124,7 @@ kind = "dumbbell"
 bottleneck_rate = "{rate_mbps}Mbps"
 rtt = "{rtt_ms}ms"
 access_rate = "{}Mbps"
-queue = {{ kind = "droptail", limit = "{queue}" }}
+queue = {{ {queue} }}
 "#,
         rate_mbps * 10
     );
@@ -120,9 +142,9 @@ start = "{}ms"
 size = "{}pkt"
 drops = {:?}
 startup = {{ algorithm = "{}" }}
-tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", {iw}initial_ssthresh = {ss}, handshake = {handshake}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}", pacing = {} }}
+tcp = {{ recovery = "{}", ack = "{}", mss = "{}B", {iw}initial_ssthresh = {ss}, handshake = {handshake}, limited_transmit = {}, rto_max = "4s", congestion_avoidance = "{}", pacing = {}, ecn = {} }}
 "#,
-            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.limited_transmit, f.avoidance, f.handshake ^ f.limited_transmit
+            f.start_ms, f.size_pkts, f.drops, f.startup, f.recovery, f.ack, f.mss, f.limited_transmit, f.avoidance, f.handshake ^ f.limited_transmit, f.ecn
         );
     }
     if let Some(share) = cbr_share {
@@ -138,7 +160,7 @@ proptest! {
     fn invariants_hold_and_finite_transfers_complete(
         rate in 1u64..50,
         rtt in 2u64..300,
-        queue in prop_oneof![(2u64..300).prop_map(|p| format!("{p}pkt")), (3000u64..400_000).prop_map(|b| format!("{b}B"))],
+        queue in queue_case(),
         cbr in prop::option::of(1u64..90),
         flows in prop::collection::vec(flow_case(), 1..4),
         imp in prop::option::of(impairment()),

@@ -40,6 +40,9 @@ pub struct Ack {
     /// TCP Quick-Start Response option (RFC 4782 §4.2): the echo of a Quick-Start request, carried
     /// by the first ACK (or SYN-ACK) the receiver sends after the request arrived.
     pub qs: Option<startlab_cc::startup::QsReport>,
+    /// ECN-Echo (RFC 3168 §6.1): on a SYN-ACK, the receiver agrees to use ECN; on any other ACK, a
+    /// data segment arrived with CE and no CWR has been seen since.
+    pub ece: bool,
 }
 
 impl Ack {

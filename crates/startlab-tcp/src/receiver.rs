@@ -62,6 +62,10 @@ pub struct Receiver {
     duplicate_bytes: u64,
     /// Quick-Start Response to put on the next ACK.
     qs_echo: Option<QsReport>,
+    /// RFC 3168 §6.1.3: set ECE on every ACK until a segment with CWR arrives.
+    ece: bool,
+    /// CE-marked segments received.
+    ce_received: u64,
 }
 
 impl Receiver {
@@ -80,7 +84,14 @@ impl Receiver {
             started: false,
             duplicate_bytes: 0,
             qs_echo: None,
+            ece: false,
+            ce_received: 0,
         }
+    }
+
+    /// Data segments that arrived with the CE codepoint.
+    pub fn ce_received(&self) -> u64 {
+        self.ce_received
     }
 
     /// Bytes delivered in order to the application (each exactly once).
@@ -98,9 +109,10 @@ impl Receiver {
         self.delack_deadline
     }
 
-    /// A SYN arrived: answer with a SYN-ACK.
-    pub fn on_syn(&mut self) -> Ack {
-        Ack { syn_ack: true, ..self.make_ack(false, 0) }
+    /// A SYN arrived: answer with a SYN-ACK. `ecn_setup`: the SYN carried ECE and CWR (RFC 3168
+    /// §6.1.1); this receiver always agrees, answering with ECE.
+    pub fn on_syn(&mut self, ecn_setup: bool) -> Ack {
+        Ack { syn_ack: true, ece: ecn_setup, ..self.make_ack(false, 0) }
     }
 
     /// A Quick-Start Rate Request arrived (with the SYN or a data segment, before that segment is
@@ -112,6 +124,20 @@ impl Receiver {
 
     /// A data segment `[seq, seq+len)` arrived; returns the ACK to send now, if any.
     pub fn on_segment(&mut self, now: Time, seq: u64, len: u32) -> Option<Ack> {
+        self.on_segment_ecn(now, seq, len, false, false)
+    }
+
+    /// A data segment `[seq, seq+len)` arrived, `ce`: with the CE codepoint, `cwr`: with the CWR
+    /// flag; returns the ACK to send now, if any (ALGORITHMS.md §17.3).
+    pub fn on_segment_ecn(&mut self, now: Time, seq: u64, len: u32, ce: bool, cwr: bool) -> Option<Ack> {
+        // RFC 3168 §6.1.3: CWR ends the echo; a CE on the same segment starts it again.
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+            self.ce_received += 1;
+        }
         let end = seq + len as u64;
         if !self.started {
             self.started = true;
@@ -154,7 +180,9 @@ impl Receiver {
             }
             immediate = true;
         }
+        // ALGORITHMS.md §17.3 RESOLVED: a CE mark is ACKed at once, even with delayed ACKs.
         let send_now = immediate
+            || ce
             || match self.cfg.policy {
                 AckPolicy::EveryPacket => true,
                 AckPolicy::Delayed { .. } => self.unacked_full >= 2,
@@ -221,6 +249,7 @@ impl Receiver {
             timer_triggered,
             segments,
             qs: self.qs_echo.take(),
+            ece: self.ece,
             ..Ack::default()
         };
         if self.cfg.sack {
@@ -303,10 +332,26 @@ mod tests {
         let mut r = receiver(AckPolicy::Delayed { timeout: Dur::from_millis(200) });
         let req = QsRequest { code: 7, qs_ttl: 195, nonce: 12345 };
         r.on_quick_start_request(&req, 59);
-        let syn_ack = r.on_syn();
+        let syn_ack = r.on_syn(false);
         assert_eq!(syn_ack.qs, Some(QsReport { code: 7, ttl_diff: 120, nonce: 12345 }));
         seg(&mut r, 0, 0);
         assert_eq!(seg(&mut r, 1, 1).and_then(|a| a.qs), None, "echoed once");
+    }
+
+    #[test]
+    fn ece_is_echoed_at_once_and_on_every_ack_until_cwr() {
+        let mut r = receiver(AckPolicy::Delayed { timeout: Dur::from_millis(200) });
+        assert!(r.on_syn(true).ece, "the SYN-ACK agrees to ECN");
+        assert_eq!(seg(&mut r, 0, 0), None, "an unmarked first segment waits for a second");
+        let a = r.on_segment_ecn(Time(1_000_000), MSS, MSS as u32, true, false).expect("CE is ACKed at once");
+        assert!(a.ece && a.ack == 2 * MSS);
+        let b = seg(&mut r, 2, 2);
+        let c = seg(&mut r, 3, 3).expect("second segment");
+        assert!(b.is_none() && c.ece, "ECE stays on until CWR");
+        assert_eq!(r.on_segment_ecn(Time(4_000_000), 4 * MSS, MSS as u32, false, true), None);
+        let d = seg(&mut r, 5, 5).expect("second segment");
+        assert!(!d.ece, "CWR ended the echo");
+        assert_eq!(r.ce_received(), 1);
     }
 
     #[test]

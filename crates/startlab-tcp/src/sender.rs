@@ -62,6 +62,9 @@ pub struct SenderConfig {
     /// nonce, drawn by the driver): the SYN carries it, or the first data segment without a
     /// handshake. The echo is checked here and the verdict goes to the controller.
     pub quick_start: Option<QsRequest>,
+    /// Use ECN (RFC 3168, ALGORITHMS.md §17.3): negotiated in the handshake (SYN with ECE+CWR,
+    /// SYN-ACK with ECE), assumed agreed without one.
+    pub ecn: bool,
     /// The application hands data over in pieces ([`Sender::push`]) instead of all at once.
     pub app_limited: bool,
     /// What happens to cwnd when data comes after an idle period longer than the RTO.
@@ -102,6 +105,12 @@ pub struct Segment {
     pub retransmit: bool,
     /// Quick-Start Rate Request option carried by this segment.
     pub qs: Option<QsRequest>,
+    /// IP ECN field ECT(0): new data of an ECN connection (never retransmissions or SYNs).
+    pub ect: bool,
+    /// TCP ECE flag: set on an ECN-setup SYN (with CWR).
+    pub ece: bool,
+    /// TCP CWR flag: the first new data segment after an ECN window reduction, or an ECN-setup SYN.
+    pub cwr: bool,
 }
 
 /// Counters a sender keeps for the results.
@@ -117,6 +126,10 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// SYN retransmissions.
     pub syn_retransmits: u64,
+    /// ACKs that carried ECE.
+    pub ece_acks: u64,
+    /// Window reductions in answer to ECE (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -195,6 +208,12 @@ pub struct Sender {
     app_limit: u64,
     /// Last data transmission (for the idle restart).
     last_send: Time,
+    /// ECN is in use on this connection (asked for, and agreed or no handshake).
+    ecn_ok: bool,
+    /// `snd_max` at the last ECN reduction: no new one before an ACK covers data sent after it.
+    ecn_recover: Option<u64>,
+    /// Put CWR on the next new data segment.
+    cwr_pending: bool,
 }
 
 impl Sender {
@@ -238,6 +257,9 @@ impl Sender {
             qs_awaiting: None,
             app_limit: 0,
             last_send: Time::ZERO,
+            ecn_ok: false,
+            ecn_recover: None,
+            cwr_pending: false,
         }
     }
 
@@ -306,6 +328,8 @@ impl Sender {
         self.started = true;
         if !self.cfg.handshake {
             self.handshake = Handshake::Established;
+            // Without a handshake there is nothing to negotiate: ECN is assumed agreed.
+            self.ecn_ok = self.cfg.ecn;
         }
     }
 
@@ -362,7 +386,8 @@ impl Sender {
                 self.arm_timer(now);
                 let retransmit = self.syn_retransmitted;
                 let qs = self.take_quick_start(retransmit);
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs });
+                let setup = self.cfg.ecn;
+                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
             }
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
@@ -521,7 +546,10 @@ impl Sender {
             self.arm_timer(now);
         }
         let qs = if self.cfg.handshake || seq != 0 { None } else { self.take_quick_start(retransmit) };
-        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs }
+        // RFC 3168 §6.1.5: retransmitted segments are not ECT; CWR goes on the next new data.
+        let ect = self.ecn_ok && !retransmit;
+        let cwr = ect && std::mem::take(&mut self.cwr_pending);
+        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
     }
 
     /// The Quick-Start request for the first transmission of the segment that carries it.
@@ -556,6 +584,8 @@ impl Sender {
         if ack.syn_ack {
             if let Handshake::SynSent { at, retransmitted } = self.handshake {
                 self.handshake = Handshake::Established;
+                // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
+                self.ecn_ok = self.cfg.ecn && ack.ece;
                 self.rto_deadline = None;
                 if let Some(req) = self.qs_awaiting.take() {
                     // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
@@ -588,6 +618,9 @@ impl Sender {
         if self.sacked_count > 0 {
             self.recompute_lost_and_pipe();
         }
+        if ack.ece && self.ecn_ok {
+            self.on_ece(now);
+        }
         // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
         // covers that segment without one means the request never arrived.
         if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > 0) {
@@ -596,6 +629,29 @@ impl Sender {
             }
         }
         newly_acked
+    }
+
+    /// An ACK carried ECE (ALGORITHMS.md §17.3, RFC 3168 §6.1.2): reduce once per window of data,
+    /// like a fast retransmit's ssthresh but with cwnd = ssthresh, no recovery, no retransmission;
+    /// CWR goes on the next new data segment. A loss recovery in progress (or a window that a loss
+    /// or an earlier ECE already reduced) absorbs the echo.
+    fn on_ece(&mut self, now: Time) {
+        self.stats.ece_acks += 1;
+        let reduced_this_window = |r: Option<u64>, una: u64| r.is_some_and(|r| una <= r);
+        if self.in_recovery || reduced_this_window(self.ecn_recover, self.snd_una) || reduced_this_window(self.recover, self.snd_una) {
+            return;
+        }
+        self.stats.ecn_reductions += 1;
+        self.cc.on_congestion(&CongestionEvent {
+            now,
+            kind: CongestionKind::Ecn,
+            flight_size: self.snd_nxt - self.snd_una,
+            enter_recovery: false,
+        });
+        // NOTE: §17.3's "if cwnd is already 1 segment, wait for the retransmit timer" never
+        // applies here: the controller keeps ssthresh, and so cwnd, at 2 SMSS or more.
+        self.ecn_recover = Some(self.snd_max);
+        self.cwr_pending = true;
     }
 
     /// Marks SACKed segments (RFC 6675 scoreboard); only SACK recovery reads it.

@@ -17,6 +17,10 @@ fn sender(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool) -> Sender 
 }
 
 fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool) -> Sender {
+    build(recovery, cwnd_pkts, limited_transmit, pacing, false)
+}
+
+fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: bool) -> Sender {
     let cc = Controller::new(
         CcConfig {
             mss: MSS,
@@ -44,6 +48,7 @@ fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacin
             quick_start: None,
             app_limited: false,
             idle_restart: startlab_tcp::IdleRestart::Rfc5681,
+            ecn,
         },
         cc,
     );
@@ -217,4 +222,34 @@ fn a_paced_sender_spaces_segments_exactly_by_size_over_rate() {
     let gaps: Vec<u64> = departures.windows(2).map(|w| w[1].as_nanos() - w[0].as_nanos()).collect();
     assert_eq!(departures.len(), 5, "the five segments the window allows all leave: {departures:?}");
     assert!(gaps.iter().all(|&g| g == gap.as_nanos()), "gaps {gaps:?} ns, requested {} ns", gap.as_nanos());
+}
+
+fn ece(n: u64) -> Ack {
+    Ack { ece: true, ..ack(n) }
+}
+
+#[test]
+fn an_ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
+    // 10 segments in flight, ssthresh = cwnd = 10 (avoidance), ECN agreed (no handshake).
+    let mut s = build(Recovery::Sack, 10, false, false, true);
+    let first = drain(&mut s, ms(0));
+    assert_eq!(first.len(), 10);
+    assert!(first.iter().all(|g| g.ect && !g.cwr), "new data is ECT(0), no CWR yet");
+    // t=100ms: ACK of segment 1 echoes a CE mark: ssthresh = max(FlightSize/2, 2) = 4.5 segments.
+    s.on_ack(ms(100), &ece(1));
+    assert_eq!(s.cc().cwnd(), 4.5 * MSS as f64, "cwnd = ssthresh = FlightSize/2");
+    assert_eq!((s.stats().ecn_reductions, s.stats().retransmissions), (1, 0));
+    assert!(!s.in_recovery(), "an ECN echo is not a loss recovery");
+    // Further echoes for data sent before the reduction do not reduce again.
+    for k in 2..=9 {
+        s.on_ack(ms(100 + k), &ece(k));
+    }
+    assert_eq!(s.stats().ecn_reductions, 1, "one reduction per window");
+    let next = drain(&mut s, ms(110));
+    assert!(!next.is_empty() && next[0].cwr && next[0].ect, "CWR on the first new data segment");
+    assert!(next[1..].iter().all(|g| !g.cwr), "and only on it");
+    // The ACK covering data sent after the reduction may reduce again.
+    let beyond = next[0].seq / MSS + 1;
+    s.on_ack(ms(200), &ece(beyond));
+    assert_eq!(s.stats().ecn_reductions, 2, "a new window, a new reduction");
 }

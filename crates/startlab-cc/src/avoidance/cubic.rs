@@ -219,7 +219,8 @@ impl Cubic {
         self.w_max = match ev.kind {
             // §4.7 fast convergence: a loss below the previous W_max means the flow's share shrank;
             // W_max = cwnd·(1 + β_cubic)/2 releases bandwidth sooner. Otherwise W_max = cwnd.
-            CongestionKind::FastRetransmit => Some(match self.w_max {
+            // An ECN echo is a congestion event like a fast retransmit (RFC 9438 §4.6).
+            CongestionKind::FastRetransmit | CongestionKind::Ecn => Some(match self.w_max {
                 Some(w) if self.cfg.fast_convergence && cwnd < w => cwnd * (1.0 + self.cfg.beta) / 2.0,
                 _ => cwnd,
             }),

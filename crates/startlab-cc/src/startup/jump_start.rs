@@ -118,6 +118,9 @@ impl PacedFlight {
                 None
             }
             CongestionKind::Timeout => Some(self.half_delivered(view, 0)),
+            // NOTE: no recovery follows an ECN echo, so the rule applied when recovery ends has
+            // no place to run; the usual FlightSize/2 reduction applies.
+            CongestionKind::Ecn => None,
         }
     }
 

@@ -333,6 +333,7 @@ impl StartupAlgorithm for PacedStart {
             self.exit = match ev.kind {
                 CongestionKind::FastRetransmit => "loss",
                 CongestionKind::Timeout => "timeout",
+                CongestionKind::Ecn => "ecn",
             };
         }
         self.stage = Stage::Done;
