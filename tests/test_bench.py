@@ -19,5 +19,11 @@ def test_the_dumbbell_buffer_is_one_bdp_in_packets() -> None:
 
 
 def test_quick_runs_fewer_flows_for_less_time() -> None:
-    assert bench.names(quick=True) == ["paced-start-default", "dumbbell-n10", "dumbbell-n100"]
+    assert bench.names(quick=True) == [
+        "paced-start-default",
+        "paced-start-fig11",
+        "paced-start-parking-lot",
+        "dumbbell-n10",
+        "dumbbell-n100",
+    ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)

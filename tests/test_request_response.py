@@ -95,3 +95,19 @@ def test_bad_app_settings_name_the_key() -> None:
     doc = web("sometimes")
     with pytest.raises(startlab.ScenarioError, match=r"idle_restart.*rfc2861"):
         startlab.validate(doc)
+
+
+def test_a_target_load_sets_the_mean_think_time() -> None:
+    # load 0.2 of 10 Mb/s with a mean response of 20 kB: mean think = 20 000 * 8 / 2e6 = 80 ms.
+    doc = web(count=400)
+    app = doc["flows"][0]["app"]
+    del app["think"]
+    app["load"] = 0.2
+    app["response"] = {"dist": "exponential", "mean": "20KB"}
+    r = startlab.run(doc, progress=False).responses
+    thinks = r["think"].to_numpy()[1:]
+    assert len(thinks) == 399
+    assert abs(thinks.mean() - 0.08) < 4 * 0.08 / np.sqrt(len(thinks)), thinks.mean()
+    doc["flows"][0]["app"]["think"] = "1s"
+    with pytest.raises(startlab.ScenarioError, match=r"app\.load: give either think"):
+        startlab.validate(doc)

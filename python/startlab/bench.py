@@ -1,7 +1,9 @@
 """The benchmark behind ``startlab bench``: wall time, event rate and peak memory per scenario.
 
-Scenarios: ``paced-start-default`` (examples/paced-start-default.toml as shipped) and
-``dumbbell-nN``: N long-lived SACK flows started together through a 1 Gbps bottleneck with a 50 ms
+Scenarios: ``paced-start-default`` (examples/paced-start-default.toml as shipped),
+``paced-start-fig11`` and ``paced-start-parking-lot`` (the paper's 2000-flow dumbbell and
+parking-lot workloads, examples/paced-start-fig11.toml and examples/paced-start-parking-lot.toml),
+and ``dumbbell-nN``: N long-lived SACK flows started together through a 1 Gbps bottleneck with a 50 ms
 RTT, 10 Gbps access links and a drop-tail buffer of one BDP, for 20 s of simulated time with traces
 off (``--quick``: 2 s and N = 10, 100 only).
 
@@ -33,6 +35,9 @@ from ._console import stdout_console
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 _DUMBBELL_PREFIX = "dumbbell-n"
+
+#: Benchmark scenarios shipped as files in ``SCENARIOS``.
+_SHIPPED = ("paced-start-default", "paced-start-fig11", "paced-start-parking-lot")
 
 
 def dumbbell(flows: int, duration: str) -> str:
@@ -68,14 +73,14 @@ queue = false
 def names(quick: bool) -> list[str]:
     """The benchmark scenarios, in the order they run."""
     counts = (10, 100) if quick else (10, 100, 1000)
-    return ["paced-start-default"] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts]
+    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts]
 
 
 def scenario(name: str, quick: bool) -> str:
     """The TOML text of one benchmark scenario."""
     if name.startswith(_DUMBBELL_PREFIX):
         return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
-    if name == "paced-start-default":
+    if name in _SHIPPED:
         return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
     raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
 

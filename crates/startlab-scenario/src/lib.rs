@@ -485,6 +485,17 @@ pub enum IdleRestartSpec {
     Off,
 }
 
+/// The think time of a request/response application.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Think {
+    /// Exponential with this mean.
+    Mean(Dur),
+    /// Exponential with the mean that makes this connection offer this fraction of its
+    /// bottleneck's rate: `mean = E[response] · 8 / (load · rate)` (transfer times neglected).
+    Load(f64),
+}
+
 /// A request/response application over one persistent connection (Scharf's web model): after a
 /// think time the client (the flow's receiving host) sends a request of `request` bytes; the
 /// server (the sending host) answers with a response drawn from `response`; `count` exchanges.
@@ -494,8 +505,8 @@ pub struct AppSpec {
     pub request: u64,
     /// Response sizes.
     pub response: SizeSpec,
-    /// Mean of the exponential think time before each request.
-    pub think: Dur,
+    /// The exponential think time before each request.
+    pub think: Think,
     /// Number of exchanges.
     pub count: u64,
 }

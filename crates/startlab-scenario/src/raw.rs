@@ -101,7 +101,8 @@ pub struct App {
     pub kind: String,
     pub request: Amount,
     pub response: SizeDist,
-    pub think: DurV,
+    pub think: Option<DurV>,
+    pub load: Option<f64>,
     pub count: u64,
 }
 

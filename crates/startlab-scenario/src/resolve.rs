@@ -171,7 +171,14 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 if !(1..=1_000_000).contains(&count) {
                     return err(format!("{q}.count"), "must be between 1 and 1000000");
                 }
-                Some(AppSpec { request, response, think: a.think.0, count })
+                let think = match (a.think, a.load) {
+                    (Some(_), Some(_)) => return err(format!("{q}.load"), "give either think (the mean think time) or load, not both"),
+                    (Some(d), None) => Think::Mean(d.0),
+                    (None, Some(l)) if l > 0.0 && l <= 1.0 => Think::Load(l),
+                    (None, Some(l)) => return err(format!("{q}.load"), format!("{l} is not valid; expected a fraction of the bottleneck rate above 0 and at most 1")),
+                    (None, None) => return Err(missing(&format!("{q}.think"))),
+                };
+                Some(AppSpec { request, response, think, count })
             }
         };
         let size = if app.is_some() { None } else { size };

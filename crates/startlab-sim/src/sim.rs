@@ -10,7 +10,7 @@ use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
-use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
 use startlab_tcp::{Ack, AckPolicy, IdleRestart, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
@@ -503,7 +503,13 @@ impl Simulation {
                 let law = size_law(&a.response);
                 let sizes: Vec<u64> = (0..a.count).map(|_| law.sample(&mut sizes_rng)).collect();
                 // The first request leaves when the connection opens; each later one after a think.
-                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { exp_dur(&mut think_rng, a.think.as_secs_f64()) }).collect();
+                let mean_think = match a.think {
+                    Think::Mean(d) => d.as_secs_f64(),
+                    // The offered load of one connection is E[response] / (think + transfer time);
+                    // neglecting the transfer time gives E[response]·8 / (load · rate).
+                    Think::Load(load) => law.mean() * 8.0 / (load * net.channels[bottleneck as usize].rate.bps() as f64),
+                };
+                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { exp_dur(&mut think_rng, mean_think) }).collect();
                 AppState { sizes, thinks, request: a.request as u32, next: 0, answered: 0, awaiting: false, requested_at: Time::ZERO, end: 0, done: Vec::new() }
             });
             let total = app.as_ref().map(|a| a.sizes.iter().map(|s| s.div_ceil(t.mss) * t.mss).sum::<u64>());

@@ -163,6 +163,11 @@ mod property {
             b in prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
             both in any::<bool>(),
             recovery in prop::sample::select(vec!["reno", "newreno", "sack"]),
+            cross in prop::sample::select(vec!["", "cbr", "poisson", "onoff"]),
+            cross_kbps in 100u64..20_000,
+            app in any::<bool>(),
+            idle in prop::sample::select(vec!["rfc5681", "rfc2861", "off"]),
+            ecn in any::<bool>(),
         ) {
             // Initial-Start is not allowed in a mix; smooth-start and dbc need a finite ssthresh.
             let pick = |x: &str| if x == "initial-start" { "slow-start".to_string() } else { x.to_string() };
@@ -195,11 +200,29 @@ tcp = {{ recovery = "{recovery}", handshake = true, initial_ssthresh = "64pkt", 
 {mix}
 "#,
                 if both { "both" } else { "forward" }
-            );
+            ) + &match cross {
+                "" => String::new(),
+                "onoff" => format!("[[cross]]\nkind = \"onoff\"\nrate = \"{cross_kbps}Kbps\"\npacket_size = \"500B\"\non = \"300ms\"\noff = \"700ms\"\nstop = \"15s\"\n"),
+                kind => format!("[[cross]]\nkind = \"{kind}\"\nrate = \"{cross_kbps}Kbps\"\npacket_size = \"500B\"\nstop = \"15s\"\n"),
+            } + &if app {
+                // A request/response connection on pair 4 beside the arrivals, with ECN maybe.
+                format!(
+                    "[[flows]]\nname = \"rr\"\npair = 4\ntcp = {{ recovery = \"{recovery}\", idle_restart = \"{idle}\", ecn = {ecn}, rto_max = \"4s\" }}\napp = {{ kind = \"request-response\", request = \"200B\", response = {{ dist = \"pareto\", mean = \"20KB\", shape = 1.2, cutoff = \"300KB\" }}, think = \"1s\", count = 10 }}\n"
+                )
+            } else {
+                String::new()
+            };
             let sim = common::run(&toml);
-            for f in sim.results().flows {
+            let r = sim.results();
+            for f in &r.flows {
                 prop_assert!(f.completed, "flow {} did not complete:\n{}", f.flow, toml);
-                prop_assert_eq!(Some(f.bytes_delivered), f.size);
+                if f.flow != "rr" {
+                    prop_assert_eq!(Some(f.bytes_delivered), f.size);
+                }
+            }
+            if app {
+                prop_assert_eq!(r.responses.len(), 10, "every exchange finishes:\n{}", toml);
+                prop_assert!(r.responses.iter().all(|x| x.response_time > 0.0));
             }
         }
     }
