@@ -121,6 +121,16 @@ impl AppState {
     }
 }
 
+/// The fields of a dropped packet its accounting needs.
+#[derive(Clone, Copy)]
+struct Dropped {
+    kind: PktKind,
+    flow: u32,
+    flags: u8,
+    seq: u64,
+    len: u32,
+}
+
 /// The client's retry time for a lost request (RFC 6298's initial RTO).
 const REQUEST_RETRY: Dur = Dur::from_secs(1);
 
@@ -854,10 +864,15 @@ impl Simulation {
     }
 
     fn forward(&mut self, node: u32, pkt: u32) {
-        let p = *self.arena.get(pkt);
-        let Some(c) = self.net.routes.next(node, p.dst) else {
+        // Only the header fields: copying the whole packet (with its ACK and SACK blocks) per hop
+        // costs a memcpy call.
+        let (dst, size, pflags, kind, flow) = {
+            let p = self.arena.get(pkt);
+            (p.dst, p.size, p.flags, p.kind, p.flow)
+        };
+        let Some(c) = self.net.routes.next(node, dst) else {
             // Paths are checked when the simulation is built; this is a bug if it happens.
-            self.violations.push(format!("no route from node {node} to {}", p.dst));
+            self.violations.push(format!("no route from node {node} to {}", dst));
             self.drop_packet(pkt);
             return;
         };
@@ -878,13 +893,13 @@ impl Simulation {
         };
         ch.drain(now, &mut record);
         let before = ch.waiting_pkts();
-        let ect = p.flags & flags::ECT != 0;
-        match ch.offer(now, p.size, seq, pkt, ect, &mut record) {
+        let ect = pflags & flags::ECT != 0;
+        match ch.offer(now, size, seq, pkt, ect, &mut record) {
             Offer::Accepted { arrival, first, marked } => {
-                if marked && p.flags & flags::CE == 0 {
+                if marked && pflags & flags::CE == 0 {
                     self.arena.get_mut(pkt).flags |= flags::CE;
-                    if p.kind == PktKind::Data {
-                        self.flows[p.flow as usize].m.ecn_marks += 1;
+                    if kind == PktKind::Data {
+                        self.flows[flow as usize].m.ecn_marks += 1;
                     }
                 }
                 let ch = &mut self.net.channels[c as usize];
@@ -892,7 +907,7 @@ impl Simulation {
                     self.q.push_with_seq(arrival, seq, Source::Channel(c));
                 }
                 if let Some(link) = self.qs.as_mut().and_then(|qs| qs.links[c as usize].as_mut()) {
-                    link.add(now, p.size as u64);
+                    link.add(now, size as u64);
                 }
                 let occ = ch.waiting_pkts();
                 if occ > before && !ch.early_watch.is_empty() {
@@ -909,8 +924,8 @@ impl Simulation {
             }
             Offer::Dropped => self.drop_packet(pkt),
             Offer::Lost => {
-                if p.kind == PktKind::Data {
-                    self.flows[p.flow as usize].m.impairment_drops += 1;
+                if kind == PktKind::Data {
+                    self.flows[flow as usize].m.impairment_drops += 1;
                 }
                 self.drop_packet(pkt);
             }
@@ -918,7 +933,10 @@ impl Simulation {
     }
 
     fn drop_packet(&mut self, pkt: u32) {
-        let p = *self.arena.get(pkt);
+        let p = {
+            let q = self.arena.get(pkt);
+            Dropped { kind: q.kind, flow: q.flow, flags: q.flags, seq: q.seq, len: q.len }
+        };
         self.stats.dropped_packets += 1;
         if p.kind == PktKind::Request {
             // The client's timer resends a lost request (it would have heard nothing back).
@@ -951,9 +969,19 @@ impl Simulation {
     }
 
     fn deliver(&mut self, pkt: u32) {
+        let now = self.now;
+        if self.arena.get(pkt).kind == PktKind::Ack {
+            // The common case copies only the ACK, not the whole packet.
+            let (flow, ack) = {
+                let p = self.arena.get(pkt);
+                (p.flow, p.ack)
+            };
+            self.arena.free(pkt);
+            self.on_ack(flow, &ack);
+            return;
+        }
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
-        let now = self.now;
         match p.kind {
             PktKind::Cross => {}
             PktKind::Data => {
