@@ -6,6 +6,7 @@ as one ``error: ...`` line on stderr; 1 an internal simulator failure (``interna
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Iterator, Sequence
@@ -172,6 +173,46 @@ def run(
     if out is not None:
         written = result.write(out)
         click.echo(f"wrote {len(written)} files to {out}", err=True)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("name", required=False)
+@click.option("--points", default=20, show_default=True, help="Values of a range A..B.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Save the swept curve (PNG, SVG, ...).")
+@click.option("--list", "list_models", is_flag=True, help="List the models and their parameters.")
+@click.pass_context
+def model(ctx: click.Context, name: str | None, points: int, plot_path: str | None, list_models: bool) -> None:
+    """Evaluate a closed-form model: startlab model t_ss --s 100KB --r 10Mbps --tau 200ms.
+
+    Parameters are the function's keyword names (the papers' symbols); values take units (100KB,
+    10Mbps, 200ms) and one may be a range A..B, printed as a table (and plotted with --plot).
+    """
+    from . import modelcli
+
+    if list_models or name is None:
+        table = Table(title="Models (startlab.models)")
+        table.add_column("model")
+        table.add_column("parameters")
+        for full, func in modelcli.functions().items():
+            table.add_row(full, ", ".join(inspect.signature(func).parameters))
+        stdout_console().print(table)
+        return
+    try:
+        result = modelcli.evaluate(name, ctx.args, points)
+        if plot_path:
+            modelcli.plot(result, plot_path)
+    except ValueError as e:  # ModelError and the models' own range checks
+        raise _Failure(f"error: {e}", 2) from e
+    table = Table(title=result.name)
+    if result.swept:
+        table.add_column(result.swept, justify="right")
+    table.add_column("value", justify="right")
+    for x, v in zip(result.xs, result.values):
+        cell = ", ".join(f"{e:.6g}" if isinstance(e, float) else str(e) for e in v) if isinstance(v, tuple) else (f"{v:.6g}" if isinstance(v, float) else str(v))
+        table.add_row(*([f"{x:.6g}"] if result.swept else []), cell)
+    stdout_console().print(table)
+    if plot_path:
+        click.echo(f"wrote {plot_path}", err=True)
 
 
 @cli.command()
