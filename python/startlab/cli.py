@@ -215,6 +215,46 @@ def model(ctx: click.Context, name: str | None, points: int, plot_path: str | No
         click.echo(f"wrote {plot_path}", err=True)
 
 
+@cli.group()
+def check() -> None:
+    """Hold the simulator against the analytical models (docs/MODELS.md)."""
+
+
+@check.command("models")
+@click.option("--quick", is_flag=True, help="A few grid points per model (what CI runs).")
+@click.option("--only", help="One model family: scharf, paced_start or barakat.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write check.csv and check.png here.")
+def check_models(quick: bool, only: str | None, out: Path | None) -> None:
+    """Run each model's grid of scenarios; print model value, simulated value and relative error.
+
+    Exit code 1 if a comparison where the model's assumptions hold is outside its tolerance.
+    """
+    from . import check as checks
+
+    try:
+        frame = checks.check_models(quick=quick, only=only)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    table = Table(title="Models against the simulator")
+    for heading in ("model", "point", "assumptions", "model", "simulated", "error", "tolerance", "verdict"):
+        table.add_column(heading, justify="left" if heading in ("model", "point") else "right")
+    for row in frame.to_dict(orient="records"):
+        verdict = "–" if row["ok"] is None else ("ok" if row["ok"] else "FAIL")
+        tolerance = "–" if row["tolerance"] is None or row["tolerance"] != row["tolerance"] else f"{100 * row['tolerance']:.0f} %"
+        table.add_row(
+            row["model"], row["point"], "hold" if row["holds"] else "do not hold",
+            f"{row['model_value']:.6g}", f"{row['simulated']:.6g}", f"{100 * row['rel_error']:+.2f} %", tolerance, verdict,
+        )
+    stdout_console().print(table)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / "check.csv", index=False)
+        checks.plot(frame).savefig(out / "check.png", dpi=150)
+        click.echo(f"wrote {out / 'check.csv'} and {out / 'check.png'}", err=True)
+    if (frame["ok"] == False).any():  # noqa: E712 - None (not judged) must not count
+        raise _Failure("error: a model and the simulator disagree beyond the tolerance where the model holds", 1)
+
+
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
 def validate(scenario: str) -> None:

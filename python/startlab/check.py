@@ -1,0 +1,205 @@
+"""``startlab check models``: the simulator and the closed forms of :mod:`startlab.models` held
+against each other on grids of scenarios — where each model's assumptions hold (and the two must
+agree within a stated tolerance) and, deliberately, where they do not (reported, not judged).
+
+Every row: ``model``, ``point`` (the grid point in words), ``holds`` (the model's assumptions hold
+there), ``model_value``, ``simulated``, ``rel_error`` = simulated / model − 1, ``tolerance``
+(None where the assumptions do not hold) and ``ok``. docs/MODELS.md explains each comparison and
+each disagreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Scharf's path (§18.1): 10 Mbit/s, 200 ms, MTU 1500, L = 1448, one ACK per segment.
+_SCHARF = """\
+seed = 1
+duration = "60s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+rtt = "200ms"
+access_rate = "10Gbps"
+queue = {{ kind = "droptail", limit = "{queue}pkt" }}
+[trace]
+seq = false
+queue = false
+[[flows]]
+name = "f"
+size = "{size}B"
+tcp = {{ mss = "1448B", header = "52B", initial_window = {w}, ack = "every-packet", handshake = {handshake} }}
+startup = {{ {startup} }}
+"""
+
+#: Paced Start's path (Fig. 7) with fluid-like CBR setting alpha (Table 2's model assumption).
+_PAST = """\
+seed = 1
+duration = "3s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "100Mbps"
+rtt = "80ms"
+access_rate = "1Gbps"
+queue = {{ kind = "droptail", limit = "1040000B" }}
+[trace]
+seq = false
+queue = false
+[[flows]]
+name = "f"
+size = "infinite"
+tcp = {{ recovery = "sack", mss = "1000B", initial_window = 2, initial_ssthresh = "20000pkt", ack = "every-packet" }}
+startup = {{ algorithm = "paced-start" }}
+{cross}
+"""
+
+#: Barakat & Altman's setting: 512-byte packets (here: 472 B of payload + 40 B header), a drop-tail
+#: buffer of B packets, mu*T = 70 packets.
+_BARAKAT = """\
+seed = 1
+duration = "20s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{rate}bps"
+rtt = "{rtt_ms}ms"
+access_rate = "1Gbps"
+queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
+[trace]
+queue = false
+[[flows]]
+name = "f"
+size = "infinite"
+tcp = {{ recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "{ack}" }}
+startup = {{ algorithm = "bc" }}
+"""
+
+
+@dataclass
+class Row:
+    """One comparison."""
+
+    model: str
+    point: str
+    holds: bool
+    model_value: float
+    simulated: float
+    tolerance: float | None
+
+    def record(self) -> dict[str, Any]:
+        err = self.simulated / self.model_value - 1 if self.model_value else float("nan")
+        ok = None if self.tolerance is None else bool(abs(err) <= self.tolerance)
+        return {**self.__dict__, "rel_error": err, "ok": ok}
+
+
+def _run(text: str) -> Any:
+    import startlab
+
+    return startlab.run(text, progress=False)
+
+
+def _scharf(quick: bool) -> Iterator[Row]:
+    from .models import scharf
+
+    sizes = [10_000, 1_000_000] if quick else [10_000, 100_000, 1_000_000, 5_000_000]
+    for w in [3] if quick else [1, 3, 10]:
+        for size in sizes:
+            flow = _run(_SCHARF.format(queue=100_000, size=size, w=w, handshake="false", startup="")).flows.iloc[0]
+            # Completion time ends at the ACK of the last byte: T_SS + tau (tests/test_closed_forms.py).
+            yield Row("scharf.t_ss", f"s={size} B, w={w}, no loss", True, float(scharf.t_ss(size, r=10e6, tau=0.2, w=w)), flow.completion_time - 0.2, 0.05)
+    # Outside the assumptions: a 20-packet buffer makes slow start lose packets (the model has no loss).
+    for size in [1_000_000] if quick else [1_000_000, 5_000_000]:
+        flow = _run(_SCHARF.format(queue=20, size=size, w=3, handshake="false", startup="")).flows.iloc[0]
+        yield Row("scharf.t_ss", f"s={size} B, w=3, 20-packet buffer (loss)", False, float(scharf.t_ss(size, r=10e6, tau=0.2, w=3)), flow.completion_time - 0.2, None)
+    # Jump-Start and More-Start: completion = T_x + tau as for slow start (tests/test_fast_startups.py).
+    for size in [50_000, 1_000_000] if quick else [50_000, 200_000, 1_000_000, 5_000_000]:
+        flow = _run(_SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "jump-start"')).flows.iloc[0]
+        yield Row("scharf.t_js", f"s={size} B, u=64 KiB", True, float(scharf.t_js(size, r=10e6, tau=0.2)), flow.completion_time - 0.2, 0.05)
+        flow = _run(_SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "more-start", rate = 10000000')).flows.iloc[0]
+        yield Row("scharf.t_ms", f"s={size} B, q=10 Mb/s", True, float(scharf.t_ms(size, r=10e6, tau=0.2, q=10e6)), flow.completion_time - 0.2, 0.05)
+
+
+def _paced_start(quick: bool) -> Iterator[Row]:
+    from .models import paced_start
+
+    g_b = 1040 * 8 / 100e6
+    for alpha in [0.85, 0.6, 0.25] if quick else [0.95, 0.85, 0.65, 0.6, 0.4, 0.25, 0.1, 0.015]:
+        cbr = 100 * (1 - alpha)
+        cross = f'[[cross]]\nkind = "cbr"\nrate = "{cbr:g}Mbps"\npacket_size = "50B"\n' if cbr > 0 else ""
+        flow = _run(_PAST.format(cross=cross)).flows.iloc[0]
+        model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
+        # The exit gap itself: model (with the lab's tolerance epsilon = 0.05) against simulation.
+        yield Row("paced_start.exit_gap", f"alpha={alpha}, case {int(flow.past_case)}", True, model_gap, float(flow.past_gap), 0.10)
+    # Outside the assumptions: 1000-byte CBR packets are not fluid; short trains see 0 or 1 of them.
+    for alpha in [0.9] if quick else [0.9, 0.7, 0.3]:
+        cross = f'[[cross]]\nkind = "cbr"\nrate = "{100 * (1 - alpha):g}Mbps"\npacket_size = "1000B"\n'
+        flow = _run(_PAST.format(cross=cross).replace("1040000B", "1000pkt")).flows.iloc[0]
+        model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
+        yield Row("paced_start.exit_gap", f"alpha={alpha}, 1000-byte CBR packets", False, model_gap, float(flow.past_gap), None)
+
+
+def _barakat(quick: bool) -> Iterator[Row]:
+    try:
+        from .models import barakat
+    except ImportError:  # the module arrives with the Barakat models
+        return
+    packet = 512
+    for buffer, d in [(20, 1), (70, 1)] if quick else [(20, 1), (70, 1), (20, 2), (40, 1)]:
+        mu_t = 70
+        # mu*T = 70 packets of 512 B: 10 Mbit/s and T = 70 * 512 * 8 / 1e7 = 28.672 ms.
+        rate, rtt_ms = 10_000_000, mu_t * packet * 8 / 10e6 * 1e3
+        ack = "every-packet" if d == 1 else "delayed"
+        result = _run(_BARAKAT.format(rate=rate, rtt_ms=f"{rtt_ms:.3f}", buffer=buffer, ack=ack))
+        simulated = _window_at_first_drop(result)
+        model = float(barakat.w_b(buffer, d, mu_t))
+        yield Row("barakat.w_b", f"B={buffer}, d={d}, muT={mu_t}", d == 1, model, simulated, 0.10 if d == 1 else None)
+
+
+def _window_at_first_drop(result: Any) -> float:
+    """Packets in flight when the first packet was dropped: the window, in packets, of the flow's
+    last transmission before the drop (cwnd trace)."""
+    seq, cwnd = result.traces.seq, result.traces.cwnd
+    drops = seq[seq["event"] == "dropped"]
+    if drops.empty:
+        return float("nan")
+    t = drops["time"].iloc[0]
+    before = cwnd[cwnd["time"] <= t]
+    return float(before["cwnd"].iloc[-1]) / float(result.flows.iloc[0]["mss"]) if len(before) else float("nan")
+
+
+CHECKS: dict[str, Callable[[bool], Iterator[Row]]] = {"scharf": _scharf, "paced_start": _paced_start, "barakat": _barakat}
+
+
+def check_models(quick: bool = False, only: str | None = None) -> pd.DataFrame:
+    """Run every comparison (``quick``: a few points per model) and return one row each."""
+    if only is not None and only not in CHECKS:
+        raise ValueError(f"unknown model family {only!r}; known: {', '.join(CHECKS)}")
+    rows = [row.record() for name, check in CHECKS.items() if only in (None, name) for row in check(quick)]
+    frame = pd.DataFrame(rows, columns=["model", "point", "holds", "model_value", "simulated", "rel_error", "tolerance", "ok"])
+    return frame
+
+
+def plot(frame: pd.DataFrame) -> Any:
+    """Simulated against model value per model, the diagonal for agreement; open markers where the
+    assumptions do not hold."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(11, 3.6), layout="constrained")
+    FigureCanvasAgg(figure)
+    models = list(dict.fromkeys(frame["model"]))
+    for i, name in enumerate(models):
+        ax = figure.add_subplot(1, len(models), i + 1)
+        part = frame[frame["model"] == name]
+        for holds, style in ((True, {"marker": "o"}), (False, {"marker": "o", "facecolors": "none", "edgecolors": "tab:red"})):
+            sel = part[part["holds"] == holds]
+            ax.scatter(sel["model_value"], sel["simulated"], label="assumptions hold" if holds else "do not hold", **style)
+        hi = float(np.nanmax(part[["model_value", "simulated"]].to_numpy())) * 1.05
+        ax.plot([0, hi], [0, hi], color="grey", lw=0.8)
+        ax.set(title=name, xlabel="model", ylabel="simulated")
+        ax.legend(fontsize=7)
+    return figure
