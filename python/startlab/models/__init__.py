@@ -4,7 +4,19 @@ Each model restates a paper's equations as shared/spec/ALGORITHMS.md §18 reads 
 worked examples there are tests.
 """
 
-from . import paced_start, scharf
+from . import barakat, growth, paced_start, scharf
 from .scharf import psi, t_is, t_js, t_ms, t_paced, t_qs, t_ss
 
-__all__ = ["paced_start", "psi", "scharf", "t_is", "t_js", "t_ms", "t_paced", "t_qs", "t_ss"]
+__all__ = [
+    "barakat",
+    "growth",
+    "paced_start",
+    "psi",
+    "scharf",
+    "t_is",
+    "t_js",
+    "t_ms",
+    "t_paced",
+    "t_qs",
+    "t_ss",
+]
