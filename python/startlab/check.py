@@ -75,7 +75,7 @@ queue = false
 name = "f"
 size = "infinite"
 tcp = {{ recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "{ack}" }}
-startup = {{ algorithm = "bc" }}
+startup = {{ algorithm = "{startup}" }}
 """
 
 
@@ -123,6 +123,49 @@ def _scharf(quick: bool) -> Iterator[Row]:
         yield Row("scharf.t_ms", f"s={size} B, q=10 Mb/s", True, float(scharf.t_ms(size, r=10e6, tau=0.2, q=10e6)), flow.completion_time - 0.2, 0.05)
 
 
+def _quick_start(quick: bool) -> Iterator[Row]:
+    from .models import scharf
+
+    # Quick-Start on an idle path: the routers approve 5.12 Mb/s (the largest code point under
+    # 10 Mb/s). T_QS = T_Paced + tau counts the signalling round trip; measured from the first data
+    # segment the handshake is that round trip, and the completion time's extra RTT for the last
+    # segment and its ACK takes the place of the model's tau, so completion time = T_QS.
+    for size in [100_000, 1_000_000] if quick else [20_000, 100_000, 1_000_000, 2_000_000]:
+        text = _SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "quick-start", rate = "10Mbps"')
+        flow = _run(text).flows.iloc[0]
+        yield Row("scharf.t_qs", f"s={size} B, q=5.12 Mb/s approved", True, float(scharf.t_qs(size, r=10e6, tau=0.2, q=5.12e6)), flow.completion_time, 0.05)
+
+
+def _growth(quick: bool) -> Iterator[Row]:
+    from .models import growth
+
+    # Slow start to a finite ssthresh with an ACK per packet and no loss: su-time = RTT log2(S/w).
+    for ssthresh, w in [(64, 1)] if quick else [(16, 1), (64, 1), (256, 1), (256, 4)]:
+        text = _GROWTH.format(w=w, ssthresh=ssthresh)
+        flow = _run(text).flows.iloc[0]
+        yield Row("growth.slow_start_time", f"ssthresh={ssthresh}, w={w}", True, float(growth.slow_start_time(ssthresh, flow.base_rtt, w=w)), flow.su_time, 0.05)
+
+
+#: A 100 Mbit/s, 100 ms path with a huge buffer: slow start to a finite ssthresh without loss.
+_GROWTH = """\
+seed = 1
+duration = "30s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "100Mbps"
+rtt = "100ms"
+access_rate = "10Gbps"
+queue = {{ kind = "droptail", limit = "100000pkt" }}
+[trace]
+seq = false
+queue = false
+[[flows]]
+name = "f"
+size = "infinite"
+tcp = {{ mss = "1000B", initial_window = {w}, initial_ssthresh = "{ssthresh}pkt", ack = "every-packet" }}
+"""
+
+
 def _paced_start(quick: bool) -> Iterator[Row]:
     from .models import paced_start
 
@@ -152,11 +195,17 @@ def _barakat(quick: bool) -> Iterator[Row]:
         mu_t = 70
         # mu*T = 70 packets of 512 B: 10 Mbit/s and T = 70 * 512 * 8 / 1e7 = 28.672 ms.
         rate, rtt_ms = 10_000_000, mu_t * packet * 8 / 10e6 * 1e3
-        ack = "every-packet" if d == 1 else "delayed"
-        result = _run(_BARAKAT.format(rate=rate, rtt_ms=f"{rtt_ms:.3f}", buffer=buffer, ack=ack))
+        # d = 1: an ACK per packet; d = 2: delayed ACKs with RFC 5681's one SMSS per ACK (the window
+        # grows by W/2 per RTT). Byte counting with delayed ACKs would double the window again (d = 1).
+        ack, startup = ("every-packet", "slow-start") if d == 1 else ("delayed", "slow-start")
+        result = _run(_BARAKAT.format(rate=rate, rtt_ms=f"{rtt_ms:.3f}", buffer=buffer, ack=ack, startup=startup))
         simulated = _window_at_first_drop(result)
         model = float(barakat.w_b(buffer, d, mu_t))
-        yield Row("barakat.w_b", f"B={buffer}, d={d}, muT={mu_t}", d == 1, model, simulated, 0.10 if d == 1 else None)
+        # With delayed ACKs the real round-start windows are not alpha^n (whole segments, the
+        # delayed-ACK timer on odd windows), and Theorem 1 picks the last of them below B(d+1):
+        # reported, not judged (docs/MODELS.md).
+        holds = d == 1
+        yield Row("barakat.w_b", f"B={buffer}, d={d}, muT={mu_t}", holds, model, simulated, 0.10 if holds else None)
 
 
 def _window_at_first_drop(result: Any) -> float:
@@ -171,7 +220,13 @@ def _window_at_first_drop(result: Any) -> float:
     return float(before["cwnd"].iloc[-1]) / float(result.flows.iloc[0]["mss"]) if len(before) else float("nan")
 
 
-CHECKS: dict[str, Callable[[bool], Iterator[Row]]] = {"scharf": _scharf, "paced_start": _paced_start, "barakat": _barakat}
+CHECKS: dict[str, Callable[[bool], Iterator[Row]]] = {
+    "scharf": _scharf,
+    "quick_start": _quick_start,
+    "growth": _growth,
+    "paced_start": _paced_start,
+    "barakat": _barakat,
+}
 
 
 def check_models(quick: bool = False, only: str | None = None) -> pd.DataFrame:
@@ -189,11 +244,13 @@ def plot(frame: pd.DataFrame) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(11, 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
     models = list(dict.fromkeys(frame["model"]))
+    cols = min(4, max(1, len(models)))
+    rows = -(-len(models) // cols)
+    figure = Figure(figsize=(3.2 * cols, 3.0 * rows), layout="constrained")
+    FigureCanvasAgg(figure)
     for i, name in enumerate(models):
-        ax = figure.add_subplot(1, len(models), i + 1)
+        ax = figure.add_subplot(rows, cols, i + 1)
         part = frame[frame["model"] == name]
         for holds, style in ((True, {"marker": "o"}), (False, {"marker": "o", "facecolors": "none", "edgecolors": "tab:red"})):
             sel = part[part["holds"] == holds]
@@ -201,5 +258,6 @@ def plot(frame: pd.DataFrame) -> Any:
         hi = float(np.nanmax(part[["model_value", "simulated"]].to_numpy())) * 1.05
         ax.plot([0, hi], [0, hi], color="grey", lw=0.8)
         ax.set(title=name, xlabel="model", ylabel="simulated")
-        ax.legend(fontsize=7)
+        if i == 0:
+            ax.legend(fontsize=7)
     return figure
