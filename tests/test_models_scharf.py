@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from startlab.models import psi, t_ss
+from startlab.models import psi, scharf, t_ss
 
 #: r = 10 Mbit/s, τ = 0.2 s, L = 1448 B, MTU = 1500 B (R = 1 206 666.67 B/s, BDP = 166.7 segments).
 PATH = {"r": 10e6, "tau": 0.2, "L": 1448, "mtu": 1500}
@@ -103,3 +103,13 @@ def test_paced_models_are_vectorised_over_the_size():
 
     sizes = np.array([10_000, 100_000, 1_000_000])
     assert np.allclose(t_js(sizes, **PATH), [0.2, 0.252588, 1.065794], atol=1e-6)
+
+
+def test_the_response_time_adds_the_request_rtt_to_each_scheme() -> None:
+    # ALGORITHMS.md §18.1: response time = tau + T_x(s); e.g. 100 000 B by slow start, w = 3:
+    # 0.2 + 0.833673 s; Quick-Start 1 MB at 5.12 Mb/s: 0.2 + 1.126329 s.
+    assert scharf.response_time(100_000, scheme="ss", r=10e6, tau=0.2, w=3) == pytest.approx(1.033673, abs=1e-6)
+    assert scharf.response_time(1_000_000, scheme="qs", r=10e6, tau=0.2, q=5.12e6) == pytest.approx(1.326329, abs=1e-6)
+    assert scharf.response_time(65_536, scheme="js", r=10e6, tau=0.2) == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="scheme 'x' is not known"):
+        scharf.response_time(1, scheme="x", r=1e6, tau=0.1)

@@ -62,7 +62,7 @@ def test_every_exchange_finishes_without_loss(rfc5681: startlab.Result) -> None:
 def test_after_an_idle_rto_each_response_takes_t_ss_plus_one_rtt(rfc5681: startlab.Result) -> None:
     r = rfc5681.responses
     tau = rfc5681.flows.iloc[0]["base_rtt"]
-    model = scharf.t_ss(r["size"].to_numpy(), r=10e6, tau=tau, L=1448, mtu=1500, w=3, b=1) + tau
+    model = scharf.response_time(r["size"].to_numpy(), scheme="ss", r=10e6, tau=tau, L=1448, mtu=1500, w=3, b=1)
     error = r["response_time"].to_numpy() / model - 1
     # The RTO is 1 s (RFC 6298's minimum): a longer think restarts from IW = 3 segments (RFC
     # 5681 §4.1), so the transfer is the model's slow start; the first exchange follows the

@@ -203,7 +203,7 @@ def model(ctx: click.Context, name: str | None, points: int, plot_path: str | No
             modelcli.plot(result, plot_path)
     except ValueError as e:  # ModelError and the models' own range checks
         raise _Failure(f"error: {e}", 2) from e
-    table = Table(title=result.name)
+    table = Table(title=result.name, min_width=len(result.name) + 4)
     if result.swept:
         table.add_column(result.swept, justify="right")
     table.add_column("value", justify="right")

@@ -95,9 +95,9 @@ def parse_value(key: str, text: str) -> float | tuple[float, float]:
     return number * scale
 
 
-def parse_args(args: Sequence[str]) -> dict[str, float | tuple[float, float]]:
-    """``--name value`` pairs (``--name=value`` too)."""
-    out: dict[str, float | tuple[float, float]] = {}
+def parse_args(args: Sequence[str], text_params: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``--name value`` pairs (``--name=value`` too); ``text_params`` take their value as text."""
+    out: dict[str, Any] = {}
     it = iter(args)
     for token in it:
         if not token.startswith("--") or len(token) < 3:
@@ -109,17 +109,19 @@ def parse_args(args: Sequence[str]) -> dict[str, float | tuple[float, float]]:
                 raise ModelError(f"--{key} needs a value")
         if key in out:
             raise ModelError(f"--{key} is given twice")
-        out[key] = parse_value(key, value)
+        out[key] = value if key in text_params else parse_value(key, value)
     return out
 
 
 def evaluate(name: str, args: Sequence[str], points: int = 20) -> Evaluation:
     """Evaluate model ``name`` at the parameters in ``args`` (at most one of them a range)."""
     full, func = find(name)
-    params = parse_args(args)
     signature = inspect.signature(func)
+    text = frozenset(p.name for p in signature.parameters.values() if isinstance(p.default, str))
+    params = parse_args(args, text)
+    open_keywords = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     for key in params:
-        if key not in signature.parameters:
+        if key not in signature.parameters and not open_keywords:
             accepted = ", ".join(f"--{p}" for p in signature.parameters)
             raise ModelError(f"{full} has no parameter --{key}; it takes {accepted}")
     missing = [

@@ -171,6 +171,31 @@ def t_is(
     return t_ss(s, r=r, tau=tau, L=L, mtu=mtu, w=w, b=b)
 
 
+_SCHEMES = ("ss", "qs", "js", "ms", "is")
+
+
+def response_time(
+    s: ArrayLike,
+    *,
+    scheme: str = "ss",
+    r: float,
+    tau: float,
+    **params: float,
+) -> np.ndarray | np.float64:
+    """The minimum response time of a request/response exchange: ``τ + T_x(s)`` for scheme ``x``.
+
+    The request takes τ (half an RTT there, and the response's last byte half an RTT back, which
+    ``T_x`` leaves out); ``scheme`` is ``"ss"`` (slow start; ``w``, ``b``), ``"js"`` (``u``),
+    ``"ms"`` (``q``), ``"is"`` (``w``) or ``"qs"`` (``q``), whose T_QS already holds its own
+    signalling τ, so its response time is ``τ + T_QS`` as well (ALGORITHMS.md §18.1: request RTT
+    plus the scheme's time). Extra keyword arguments go to the scheme's ``t_x``.
+    """
+    funcs = {"ss": t_ss, "qs": t_qs, "js": t_js, "ms": t_ms, "is": t_is}
+    if scheme not in funcs:
+        raise ValueError(f"scheme {scheme!r} is not known; expected one of {', '.join(_SCHEMES)}")
+    return tau + funcs[scheme](s, r=r, tau=tau, **params)
+
+
 def _check(
     s: ArrayLike,
     r: float,
