@@ -18,7 +18,10 @@ def test_every_model_agrees_with_the_simulator_where_its_assumptions_hold() -> N
         "scharf.t_js",
         "scharf.t_ms",
         "scharf.t_qs",
+        "scharf.t_is",
         "growth.slow_start_time",
+        "growth.smooth_start_time",
+        "barakat.w_d",
         "paced_start.exit_gap",
         "barakat.w_b",
     }

@@ -115,6 +115,12 @@ def _scharf(quick: bool) -> Iterator[Row]:
     for size in [1_000_000] if quick else [1_000_000, 5_000_000]:
         flow = _run(_SCHARF.format(queue=20, size=size, w=3, handshake="false", startup="")).flows.iloc[0]
         yield Row("scharf.t_ss", f"s={size} B, w=3, 20-packet buffer (loss)", False, float(scharf.t_ss(size, r=10e6, tau=0.2, w=3)), flow.completion_time - 0.2, None)
+    # Initial-Start: slow start from IW 83 (Scharf's w = 83), T_IS = T_SS with the larger w.
+    for size in [100_000, 1_000_000] if quick else [100_000, 1_000_000, 5_000_000]:
+        text = _SCHARF.format(queue=100_000, size=size, w=3, handshake="false", startup='algorithm = "initial-start", initial_window = "83pkt"')
+        text = text.replace("initial_window = 3, ", "")
+        flow = _run(text).flows.iloc[0]
+        yield Row("scharf.t_is", f"s={size} B, w=83", True, float(scharf.t_is(size, r=10e6, tau=0.2, w=83)), flow.completion_time - 0.2, 0.05)
     # Jump-Start and More-Start: completion = T_x + tau as for slow start (tests/test_fast_startups.py).
     for size in [50_000, 1_000_000] if quick else [50_000, 200_000, 1_000_000, 5_000_000]:
         flow = _run(_SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "jump-start"')).flows.iloc[0]
@@ -144,6 +150,23 @@ def _growth(quick: bool) -> Iterator[Row]:
         text = _GROWTH.format(w=w, ssthresh=ssthresh)
         flow = _run(text).flows.iloc[0]
         yield Row("growth.slow_start_time", f"ssthresh={ssthresh}, w={w}", True, float(growth.slow_start_time(ssthresh, flow.base_rtt, w=w)), flow.su_time, 0.05)
+
+
+def _smooth_start(quick: bool) -> Iterator[Row]:
+    from .models import growth
+
+    # Smooth-start's schedule (ALGORITHMS.md §6.3) is a fluid: with k = 2 every round-end window
+    # (X, 1.5X, 2X) is a whole number of segments and the packet-level sender follows it; with
+    # k = 3 the windows 4X/3 and 5X/3 are fractional, the sender sends whole segments, and the last
+    # step to ssthresh takes one more round (§6.7): reported, not judged.
+    cases = [(2, 1), (3, 2)] if quick else [(2, 1), (2, 2), (3, 1), (3, 2)]
+    for k, d in cases:
+        for ssthresh in [64] if quick else [64, 256]:
+            text = _GROWTH.format(w=1, ssthresh=ssthresh).rstrip() + f'\nstartup = {{ algorithm = "smooth-start", k = {k}, d = {d} }}\n'
+            flow = _run(text).flows.iloc[0]
+            holds = k == 2
+            model = float(growth.smooth_start_time(ssthresh, flow.base_rtt, d=d, k=k))
+            yield Row("growth.smooth_start_time", f"ssthresh={ssthresh}, k={k}, d={d}", holds, model, flow.su_time, 0.05 if holds else None)
 
 
 #: A 100 Mbit/s, 100 ms path with a huge buffer: slow start to a finite ssthresh without loss.
@@ -201,6 +224,11 @@ def _barakat(quick: bool) -> Iterator[Row]:
         result = _run(_BARAKAT.format(rate=rate, rtt_ms=f"{rtt_ms:.3f}", buffer=buffer, ack=ack, startup=startup))
         simulated = _window_at_first_drop(result)
         model = float(barakat.w_b(buffer, d, mu_t))
+        # Eq. 5 with W_th infinite: the window when the overflow is detected, W_D = alpha W_B,
+        # against cwnd at the end of slow start (exit_cwnd: before the reduction).
+        if d == 1:
+            exit_pkts = float(result.flows.iloc[0]["exit_cwnd_pkts"])
+            yield Row("barakat.w_d", f"B={buffer}, d={d}, muT={mu_t}", True, float(barakat.w_d(float("inf"), model, d)), exit_pkts, 0.10)
         # With delayed ACKs the real round-start windows are not alpha^n (whole segments, the
         # delayed-ACK timer on odd windows), and Theorem 1 picks the last of them below B(d+1):
         # reported, not judged (docs/MODELS.md).
@@ -224,6 +252,7 @@ CHECKS: dict[str, Callable[[bool], Iterator[Row]]] = {
     "scharf": _scharf,
     "quick_start": _quick_start,
     "growth": _growth,
+    "smooth_start": _smooth_start,
     "paced_start": _paced_start,
     "barakat": _barakat,
 }

@@ -222,7 +222,7 @@ def check() -> None:
 
 @check.command("models")
 @click.option("--quick", is_flag=True, help="A few grid points per model (what CI runs).")
-@click.option("--only", help="One model family: scharf, quick_start, growth, paced_start or barakat.")
+@click.option("--only", help="One model family: scharf, quick_start, growth, smooth_start, paced_start or barakat.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write check.csv and check.png here.")
 def check_models(quick: bool, only: str | None, out: Path | None) -> None:
     """Run each model's grid of scenarios; print model value, simulated value and relative error.

@@ -73,6 +73,9 @@ impl ExitReason {
     }
 }
 
+/// Bytes below ssthresh that still count as reaching it (floating-point slack; see [`Ssthresh::above`]).
+pub const SSTHRESH_TOLERANCE: f64 = 1e-6;
+
 /// The slow-start threshold: a byte count, or infinite (RFC 5681 "arbitrarily high").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ssthresh {
@@ -85,10 +88,15 @@ pub enum Ssthresh {
 impl Ssthresh {
     /// True if a window of `cwnd` bytes is below the threshold (slow start). `cwnd == ssthresh` is
     /// congestion avoidance (ALGORITHMS.md §20 item 1, as Linux `tcp_in_slow_start`).
+    ///
+    /// NOTE: a window within a millionth of a byte below ssthresh counts as having reached it.
+    /// Fractional per-ACK growth (Smooth-start's `+SMSS/n`, ABC) lands on ssthresh in exact
+    /// arithmetic but can end an ulp short in floating point; without the tolerance startup would
+    /// end one round late, on the next round's first ACK.
     pub fn above(self, cwnd: f64) -> bool {
         match self {
             Ssthresh::Infinite => true,
-            Ssthresh::Bytes(s) => cwnd < s,
+            Ssthresh::Bytes(s) => cwnd < s - SSTHRESH_TOLERANCE,
         }
     }
     /// The threshold in bytes, `f64::INFINITY` when infinite (for traces and reporting only).

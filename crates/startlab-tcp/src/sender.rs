@@ -333,6 +333,14 @@ impl Sender {
         }
     }
 
+    /// cwnd in whole bytes for the send decision. NOTE: fractional per-ACK growth (Smooth-start's
+    /// `+SMSS/n`) reaches a whole number of segments in exact arithmetic but may end an ulp short
+    /// (31 999.999… bytes): the floor would then hold back a whole segment, and the lost segment
+    /// shifts every later round. A millionth of a byte of slack keeps the exact result.
+    fn window_bytes(&self) -> f64 {
+        (self.cc.cwnd() + startlab_cc::SSTHRESH_TOLERANCE).floor()
+    }
+
     fn mss(&self) -> u64 {
         self.cfg.mss as u64
     }
@@ -419,7 +427,7 @@ impl Sender {
             return None;
         }
         let flight = self.snd_nxt - self.snd_una;
-        let wnd = (self.cc.cwnd().floor() as u64).min(self.rwnd);
+        let wnd = (self.window_bytes() as u64).min(self.rwnd);
         let rwnd_ok = flight + len <= self.rwnd;
         if flight + len <= wnd {
             return Some(self.emit(now, seq, seq < self.snd_max));
@@ -431,7 +439,7 @@ impl Sender {
             && self.dupacks > 0
             && seq == self.snd_max
             && rwnd_ok
-            && flight + len <= self.cc.cwnd().floor() as u64 + lt_allow
+            && flight + len <= self.window_bytes() as u64 + lt_allow
         {
             self.lt_sent += len;
             return Some(self.emit(now, seq, false));
@@ -441,7 +449,7 @@ impl Sender {
 
     /// RFC 6675 §5 NextSeg() while in SACK recovery, gated by `cwnd - pipe >= SMSS`.
     fn sack_next_segment(&mut self, now: Time) -> Option<Segment> {
-        if (self.cc.cwnd() - self.pipe as f64) < self.mss() as f64 {
+        if (self.window_bytes() - self.pipe as f64) < self.mss() as f64 {
             return None;
         }
         let first = if self.high_rxt > self.snd_una { self.idx(self.high_rxt.min(self.snd_max)) } else { 0 };
