@@ -384,12 +384,10 @@ impl Controller {
     pub fn on_recovery_exit(&mut self, now: Time, cwnd: f64) {
         self.cwnd = cwnd.max(self.cfg.mss as f64);
         if let Some(w) = self.startup.after_recovery(&self.view(), self.retransmitted) {
-            let w = w.max(2.0 * self.cfg.mss as f64);
-            self.cwnd = w;
-            self.ssthresh = Ssthresh::Bytes(w);
-        }
-        if let Some(w) = self.startup.recovery_cwnd(&self.view()) {
-            self.cwnd = w.max(self.cfg.mss as f64);
+            self.cwnd = w.cwnd.max(self.cfg.mss as f64);
+            if let Some(s) = w.ssthresh {
+                self.ssthresh = Ssthresh::Bytes(s.max(2.0 * self.cfg.mss as f64));
+            }
         }
         if self.ssthresh.above(self.cwnd) {
             self.phase = Phase::SlowStart;

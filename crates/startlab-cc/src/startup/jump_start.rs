@@ -28,7 +28,7 @@
 //!
 //! Parameter: `u`, the cap on the first flight (bytes; [Scharf]: 64 KiB).
 
-use crate::startup::{StartupAction, StartupAlgorithm};
+use crate::startup::{RecoveryWindow, StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, CongestionKind, Dur};
 
 /// The first paced flight shared by Jump-Start and More-Start: it ends once all its bytes left.
@@ -125,9 +125,10 @@ impl PacedFlight {
     }
 
     /// The window at the end of the recovery from a first-flight loss.
-    pub(crate) fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+    pub(crate) fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<RecoveryWindow> {
         let at_loss = self.rtx_at_loss.take()?;
-        Some(self.half_delivered(view, retransmitted - at_loss))
+        let w = self.half_delivered(view, retransmitted - at_loss);
+        Some(RecoveryWindow { cwnd: w, ssthresh: Some(w) })
     }
 
     #[cfg(test)]
@@ -194,7 +195,7 @@ impl StartupAlgorithm for JumpStart {
         self.flight.loss_ssthresh(view, ev, retransmitted)
     }
 
-    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<RecoveryWindow> {
         self.flight.after_recovery(view, retransmitted)
     }
 }
@@ -269,7 +270,7 @@ pub(crate) mod tests {
         let fr = CongestionEvent { now: crate::Time(1), kind: CongestionKind::FastRetransmit, flight_size: 29 * MSS, enter_recovery: true };
         js.on_congestion(&view(30_000.0), &fr);
         assert_eq!(js.loss_ssthresh(&view(30_000.0), &fr, 0), None, "recovery keeps the usual window");
-        assert_eq!(js.after_recovery(&view(15_000.0), 6 * MSS), Some(12_000.0));
+        assert_eq!(js.after_recovery(&view(15_000.0), 6 * MSS), Some(RecoveryWindow { cwnd: 12_000.0, ssthresh: Some(12_000.0) }));
         assert_eq!(js.after_recovery(&view(15_000.0), 9 * MSS), None, "once per loss");
         // A timeout while first-flight data is outstanding: ssthresh = D / 2.
         let mut js = JumpStart::new(JumpStartConfig::default());

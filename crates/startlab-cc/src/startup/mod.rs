@@ -88,6 +88,15 @@ pub enum SendLimit {
     Upto(u64),
 }
 
+/// The window a startup plug-in resumes with when loss recovery ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecoveryWindow {
+    /// cwnd in bytes.
+    pub cwnd: f64,
+    /// ssthresh in bytes; `None` keeps the one the loss set.
+    pub ssthresh: Option<f64>,
+}
+
 /// A value a startup plug-in reports about its run, for the per-flow results (e.g. Paced Start's
 /// exit case and exit gap).
 #[derive(Clone, Debug, PartialEq)]
@@ -148,15 +157,10 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     }
 
     /// Loss recovery ended; `retransmitted` is the bytes retransmitted so far on the connection.
-    /// `Some(w)` sets `cwnd = ssthresh = w` (Jump-Start: half of what was delivered, §10.2).
-    fn after_recovery(&mut self, _view: &CcView, _retransmitted: u64) -> Option<f64> {
-        None
-    }
-
-    /// Loss recovery that began in startup ended: `Some(w)` sets cwnd (not ssthresh) to `w`, so the
-    /// flow slow-starts from `w` up to the ssthresh the loss set (Quick-Start after losing
-    /// Quick-Start data: cwnd = IW, ALGORITHMS.md §10.1). Asked after [`Self::after_recovery`].
-    fn recovery_cwnd(&mut self, _view: &CcView) -> Option<f64> {
+    /// The window to resume with, instead of the recovery's: Jump-Start sets
+    /// `cwnd = ssthresh = max((D − R)/2, 2)` (§10.2); Quick-Start after losing Quick-Start data sets
+    /// cwnd = IW and keeps the loss's ssthresh, so it slow-starts up to it (§10.1).
+    fn after_recovery(&mut self, _view: &CcView, _retransmitted: u64) -> Option<RecoveryWindow> {
         None
     }
 
@@ -268,10 +272,6 @@ impl Startup {
     pub fn on_quick_start(&mut self, view: &CcView, ev: &QuickStartEvent) -> StartupAction {
         self.inner().on_quick_start(view, ev)
     }
-    /// Dispatches the window after a recovery that began in startup.
-    pub fn recovery_cwnd(&mut self, view: &CcView) -> Option<f64> {
-        self.inner().recovery_cwnd(view)
-    }
     /// Dispatches the start of the connection.
     pub fn on_start(&mut self, view: &CcView) -> StartupAction {
         self.inner().on_start(view)
@@ -285,7 +285,7 @@ impl Startup {
         self.inner().loss_ssthresh(view, ev, retransmitted)
     }
     /// Dispatches the end of loss recovery.
-    pub fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+    pub fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<RecoveryWindow> {
         self.inner().after_recovery(view, retransmitted)
     }
     /// The plug-in's values for the results.

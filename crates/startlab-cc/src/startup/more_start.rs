@@ -15,7 +15,7 @@
 //! the OPEN post-recovery window). Without a handshake RTT sample it is plain slow start.
 
 use crate::startup::jump_start::PacedFlight;
-use crate::startup::{StartupAction, StartupAlgorithm};
+use crate::startup::{RecoveryWindow, StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, Dur};
 
 /// Configuration of [`MoreStart`].
@@ -68,7 +68,7 @@ impl StartupAlgorithm for MoreStart {
         self.flight.loss_ssthresh(view, ev, retransmitted)
     }
 
-    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<f64> {
+    fn after_recovery(&mut self, view: &CcView, retransmitted: u64) -> Option<RecoveryWindow> {
         self.flight.after_recovery(view, retransmitted)
     }
 }

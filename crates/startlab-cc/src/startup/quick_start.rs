@@ -25,7 +25,7 @@
 //! initial window.
 
 use crate::startup::jump_start::PacedFlight;
-use crate::startup::{Detail, StartupAction, StartupAlgorithm};
+use crate::startup::{Detail, RecoveryWindow, StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, CongestionKind, Dur, ExitReason};
 
 /// RFC 4782 §3.1: "the rate request is ... K = 40 * 2^N kbps" — the rate of code 1 is 80 kbit/s.
@@ -343,9 +343,9 @@ impl StartupAlgorithm for QuickStart {
         (self.outcome == Some("lost")).then(|| (ev.flight_size as f64 / 2.0).max(2.0 * view.mss as f64))
     }
 
-    fn recovery_cwnd(&mut self, _view: &CcView) -> Option<f64> {
+    fn after_recovery(&mut self, _view: &CcView, _retransmitted: u64) -> Option<RecoveryWindow> {
         // "cwnd = IW, slow start" once the lost Quick-Start data is repaired.
-        std::mem::take(&mut self.restore_iw).then_some(self.cfg.initial_window as f64)
+        std::mem::take(&mut self.restore_iw).then_some(RecoveryWindow { cwnd: self.cfg.initial_window as f64, ssthresh: None })
     }
 
     fn report(&self) -> Vec<(&'static str, Detail)> {
@@ -538,8 +538,8 @@ mod tests {
         let ev = CongestionEvent { now: Time(0), kind: CongestionKind::FastRetransmit, flight_size: 80 * MSS, enter_recovery: true };
         q.on_congestion(&v(85.0), &ev);
         assert_eq!(q.loss_ssthresh(&v(85.0), &ev, 0), Some(40.0 * MSS as f64));
-        assert_eq!(q.recovery_cwnd(&v(40.0)), Some(3.0 * MSS as f64), "cwnd = IW after recovery");
-        assert_eq!(q.recovery_cwnd(&v(40.0)), None, "once");
+        assert_eq!(q.after_recovery(&v(40.0), 0).map(|w| w.cwnd), Some(3.0 * MSS as f64), "cwnd = IW after recovery");
+        assert_eq!(q.after_recovery(&v(40.0), 0), None, "once");
         assert_eq!(q.report()[2].1, Detail::Text("lost"));
         assert_eq!(q.report()[1].1, Detail::Num(5.12e6), "the approved rate stays reported");
     }
@@ -553,7 +553,7 @@ mod tests {
         let ev = CongestionEvent { now: Time(0), kind: CongestionKind::FastRetransmit, flight_size: 10 * MSS, enter_recovery: true };
         q.on_congestion(&v(20.0), &ev);
         assert_eq!(q.loss_ssthresh(&v(20.0), &ev, 0), None);
-        assert_eq!(q.recovery_cwnd(&v(10.0)), None);
+        assert_eq!(q.after_recovery(&v(10.0), 0), None);
         assert_eq!(q.report()[2].1, Detail::Text("approved"));
     }
 }
