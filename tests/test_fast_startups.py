@@ -5,29 +5,13 @@ to the ACK of the last byte) is the model's transfer time plus one RTT, as for T
 from __future__ import annotations
 
 import pytest
-
 import startlab
+from startlab.check import scharf_path
 from startlab.models import t_is, t_js, t_ms
-
-PATH = """\
-seed = 1
-duration = "30s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-rtt = "200ms"
-access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "100000pkt" }}
-[[flows]]
-name = "f"
-size = "{size}B"
-startup = {{ {startup} }}
-tcp = {{ mss = "1448B", header = "52B", ack = "every-packet", handshake = true }}
-"""
 
 
 def completion(size: int, startup: str) -> float:
-    flow = startlab.run(PATH.format(size=size, startup=startup), progress=False).flows.iloc[0]
+    flow = startlab.run(scharf_path(size, startup), progress=False).flows.iloc[0]
     assert flow.completed and flow.drops == 0
     return float(flow.completion_time)
 

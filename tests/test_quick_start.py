@@ -10,30 +10,18 @@ final RTT standing in for the signalling one."""
 from __future__ import annotations
 
 import pytest
-
 import startlab
+from startlab.check import scharf_path
 from startlab.models import t_qs
 
-PATH = """\
-seed = 1
-duration = "30s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-rtt = "200ms"
-access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "100000pkt" }}
-[[flows]]
-name = "f"
-size = "{size}B"
-startup = {{ algorithm = "quick-start", rate = "10Mbps" }}
-tcp = {{ mss = "1448B", header = "52B", ack = "every-packet", handshake = true }}
-"""
+#: Quick-Start asking for the path rate (the routers approve 5.12 Mb/s on an idle path).
+QS = 'algorithm = "quick-start", rate = "10Mbps"'
+
 
 
 @pytest.mark.parametrize("size", [20_000, 100_000, 1_000_000, 2_000_000])
 def test_quick_start_on_an_idle_path_follows_t_qs(size: int) -> None:
-    flow = startlab.run(PATH.format(size=size), progress=False).flows.iloc[0]
+    flow = startlab.run(scharf_path(size, QS), progress=False).flows.iloc[0]
     assert flow.completed and flow.drops == 0
     assert flow.qs_outcome == "approved"
     assert flow.qs_approved == pytest.approx(5.12e6)
@@ -45,7 +33,7 @@ def test_a_denied_request_is_slow_start() -> None:
     """Behind 9.95 Mbit/s of CBR the request is denied; the flow's completion time is then the
     same as a slow-start flow's on the same path."""
     cross = '[[cross]]\nkind = "cbr"\nrate = "9.95Mbps"\npacket_size = "1500B"\n'
-    text = PATH.format(size=20_000).replace('name = "f"', 'name = "f"\nstart = "2s"') + cross
+    text = scharf_path(20_000, QS).replace('name = "f"', 'name = "f"\nstart = "2s"') + cross
     qs = startlab.run(text, progress=False).flows.iloc[0]
     assert qs.qs_outcome == "denied" and qs.qs_approved == 0
     ss = startlab.run(text.replace('algorithm = "quick-start", rate = "10Mbps"', 'algorithm = "slow-start"'), progress=False)

@@ -17,66 +17,69 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: Scharf's path (§18.1): 10 Mbit/s, 200 ms, MTU 1500, L = 1448, one ACK per segment.
-_SCHARF = """\
+
+def dumbbell(
+    *,
+    rate: str,
+    rtt: str,
+    queue: str,
+    tcp: str,
+    startup: str = "",
+    size: str = "infinite",
+    duration: str = "60s",
+    access: str = "10Gbps",
+    extra: str = "",
+) -> str:
+    """TOML of one flow on a dumbbell with sequence and queue traces off (the cwnd trace stays).
+
+    ``tcp`` and ``startup`` are the bodies of the inline tables; ``extra`` is appended (cross
+    traffic, more tables).
+    """
+    return f"""\
 seed = 1
-duration = "60s"
+duration = "{duration}"
 [topology]
 kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-rtt = "200ms"
-access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "{queue}pkt" }}
+bottleneck_rate = "{rate}"
+rtt = "{rtt}"
+access_rate = "{access}"
+queue = {{ kind = "droptail", limit = "{queue}" }}
 [trace]
 seq = false
 queue = false
 [[flows]]
 name = "f"
-size = "{size}B"
-tcp = {{ mss = "1448B", header = "52B", initial_window = {w}, ack = "every-packet", handshake = {handshake} }}
+size = "{size}"
+tcp = {{ {tcp} }}
 startup = {{ {startup} }}
-"""
+{extra}"""
 
-#: Paced Start's path (Fig. 7) with fluid-like CBR setting alpha (Table 2's model assumption).
-_PAST = """\
-seed = 1
-duration = "3s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "100Mbps"
-rtt = "80ms"
-access_rate = "1Gbps"
-queue = {{ kind = "droptail", limit = "1040000B" }}
-[trace]
-seq = false
-queue = false
-[[flows]]
-name = "f"
-size = "infinite"
-tcp = {{ recovery = "sack", mss = "1000B", initial_window = 2, initial_ssthresh = "20000pkt", ack = "every-packet" }}
-startup = {{ algorithm = "paced-start" }}
-{cross}
-"""
 
-#: Barakat & Altman's setting: 512-byte packets (here: 472 B of payload + 40 B header), a drop-tail
-#: buffer of B packets, mu*T = 70 packets.
-_BARAKAT = """\
-seed = 1
-duration = "20s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "{rate}bps"
-rtt = "{rtt_ms}ms"
-access_rate = "1Gbps"
-queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
-[trace]
-queue = false
-[[flows]]
-name = "f"
-size = "infinite"
-tcp = {{ recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "{ack}" }}
-startup = {{ algorithm = "{startup}" }}
-"""
+def scharf_path(size: int, startup: str = "", *, w: int | None = None, handshake: bool = True, queue: int = 100_000) -> str:
+    """Scharf's path (§18.1): 10 Mbit/s, 200 ms, MTU 1500, L = 1448, an ACK per segment."""
+    iw = "" if w is None else f"initial_window = {w}, "
+    tcp = f'mss = "1448B", header = "52B", {iw}ack = "every-packet", handshake = {str(handshake).lower()}'
+    return dumbbell(rate="10Mbps", rtt="200ms", queue=f"{queue}pkt", tcp=tcp, startup=startup, size=f"{size}B")
+
+
+def _past_path(cross: str, queue: str = "1040000B") -> str:
+    """Paced Start's path (Fig. 7); Table 2's model wants fluid-like CBR (``cross``)."""
+    tcp = 'recovery = "sack", mss = "1000B", initial_window = 2, initial_ssthresh = "20000pkt", ack = "every-packet"'
+    return dumbbell(rate="100Mbps", rtt="80ms", queue=queue, access="1Gbps", tcp=tcp, startup='algorithm = "paced-start"', duration="3s", extra=cross)
+
+
+def _growth_path(w: int, ssthresh: int, startup: str = "") -> str:
+    """100 Mbit/s, 100 ms, a huge buffer: slow start to a finite ssthresh without loss."""
+    tcp = f'mss = "1000B", initial_window = {w}, initial_ssthresh = "{ssthresh}pkt", ack = "every-packet"'
+    return dumbbell(rate="100Mbps", rtt="100ms", queue="100000pkt", tcp=tcp, startup=startup, duration="30s")
+
+
+def _barakat_path(rate: int, rtt_ms: float, buffer: int, ack: str, startup: str) -> str:
+    """Barakat & Altman's setting: 512-byte packets (472 B of payload and a 40-byte header)."""
+    tcp = f'recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "{ack}"'
+    text = dumbbell(rate=f"{rate}bps", rtt=f"{rtt_ms:.3f}ms", queue=f"{buffer}pkt", access="1Gbps", tcp=tcp, startup=f'algorithm = "{startup}"', duration="20s")
+    # The first-drop window is read from the sequence trace.
+    return text.replace("seq = false\n", "")
 
 
 @dataclass
@@ -108,24 +111,23 @@ def _scharf(quick: bool) -> Iterator[Row]:
     sizes = [10_000, 1_000_000] if quick else [10_000, 100_000, 1_000_000, 5_000_000]
     for w in [3] if quick else [1, 3, 10]:
         for size in sizes:
-            flow = _run(_SCHARF.format(queue=100_000, size=size, w=w, handshake="false", startup="")).flows.iloc[0]
+            flow = _run(scharf_path(size, w=w, handshake=False)).flows.iloc[0]
             # Completion time ends at the ACK of the last byte: T_SS + tau (tests/test_closed_forms.py).
             yield Row("scharf.t_ss", f"s={size} B, w={w}, no loss", True, float(scharf.t_ss(size, r=10e6, tau=0.2, w=w)), flow.completion_time - 0.2, 0.05)
     # Outside the assumptions: a 20-packet buffer makes slow start lose packets (the model has no loss).
     for size in [1_000_000] if quick else [1_000_000, 5_000_000]:
-        flow = _run(_SCHARF.format(queue=20, size=size, w=3, handshake="false", startup="")).flows.iloc[0]
+        flow = _run(scharf_path(size, w=3, handshake=False, queue=20)).flows.iloc[0]
         yield Row("scharf.t_ss", f"s={size} B, w=3, 20-packet buffer (loss)", False, float(scharf.t_ss(size, r=10e6, tau=0.2, w=3)), flow.completion_time - 0.2, None)
     # Initial-Start: slow start from IW 83 (Scharf's w = 83), T_IS = T_SS with the larger w.
     for size in [100_000, 1_000_000] if quick else [100_000, 1_000_000, 5_000_000]:
-        text = _SCHARF.format(queue=100_000, size=size, w=3, handshake="false", startup='algorithm = "initial-start", initial_window = "83pkt"')
-        text = text.replace("initial_window = 3, ", "")
+        text = scharf_path(size, 'algorithm = "initial-start", initial_window = "83pkt"', handshake=False)
         flow = _run(text).flows.iloc[0]
         yield Row("scharf.t_is", f"s={size} B, w=83", True, float(scharf.t_is(size, r=10e6, tau=0.2, w=83)), flow.completion_time - 0.2, 0.05)
     # Jump-Start and More-Start: completion = T_x + tau as for slow start (tests/test_fast_startups.py).
     for size in [50_000, 1_000_000] if quick else [50_000, 200_000, 1_000_000, 5_000_000]:
-        flow = _run(_SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "jump-start"')).flows.iloc[0]
+        flow = _run(scharf_path(size, 'algorithm = "jump-start"', w=3)).flows.iloc[0]
         yield Row("scharf.t_js", f"s={size} B, u=64 KiB", True, float(scharf.t_js(size, r=10e6, tau=0.2)), flow.completion_time - 0.2, 0.05)
-        flow = _run(_SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "more-start", rate = 10000000')).flows.iloc[0]
+        flow = _run(scharf_path(size, 'algorithm = "more-start", rate = 10000000', w=3)).flows.iloc[0]
         yield Row("scharf.t_ms", f"s={size} B, q=10 Mb/s", True, float(scharf.t_ms(size, r=10e6, tau=0.2, q=10e6)), flow.completion_time - 0.2, 0.05)
 
 
@@ -137,7 +139,7 @@ def _quick_start(quick: bool) -> Iterator[Row]:
     # segment the handshake is that round trip, and the completion time's extra RTT for the last
     # segment and its ACK takes the place of the model's tau, so completion time = T_QS.
     for size in [100_000, 1_000_000] if quick else [20_000, 100_000, 1_000_000, 2_000_000]:
-        text = _SCHARF.format(queue=100_000, size=size, w=3, handshake="true", startup='algorithm = "quick-start", rate = "10Mbps"')
+        text = scharf_path(size, 'algorithm = "quick-start", rate = "10Mbps"', w=3)
         flow = _run(text).flows.iloc[0]
         yield Row("scharf.t_qs", f"s={size} B, q=5.12 Mb/s approved", True, float(scharf.t_qs(size, r=10e6, tau=0.2, q=5.12e6)), flow.completion_time, 0.05)
 
@@ -147,7 +149,7 @@ def _growth(quick: bool) -> Iterator[Row]:
 
     # Slow start to a finite ssthresh with an ACK per packet and no loss: su-time = RTT log2(S/w).
     for ssthresh, w in [(64, 1)] if quick else [(16, 1), (64, 1), (256, 1), (256, 4)]:
-        text = _GROWTH.format(w=w, ssthresh=ssthresh)
+        text = _growth_path(w, ssthresh)
         flow = _run(text).flows.iloc[0]
         yield Row("growth.slow_start_time", f"ssthresh={ssthresh}, w={w}", True, float(growth.slow_start_time(ssthresh, flow.base_rtt, w=w)), flow.su_time, 0.05)
 
@@ -162,31 +164,11 @@ def _smooth_start(quick: bool) -> Iterator[Row]:
     cases = [(2, 1), (3, 2)] if quick else [(2, 1), (2, 2), (3, 1), (3, 2)]
     for k, d in cases:
         for ssthresh in [64] if quick else [64, 256]:
-            text = _GROWTH.format(w=1, ssthresh=ssthresh).rstrip() + f'\nstartup = {{ algorithm = "smooth-start", k = {k}, d = {d} }}\n'
+            text = _growth_path(1, ssthresh, f'algorithm = "smooth-start", k = {k}, d = {d}')
             flow = _run(text).flows.iloc[0]
             holds = k == 2
             model = float(growth.smooth_start_time(ssthresh, flow.base_rtt, d=d, k=k))
             yield Row("growth.smooth_start_time", f"ssthresh={ssthresh}, k={k}, d={d}", holds, model, flow.su_time, 0.05 if holds else None)
-
-
-#: A 100 Mbit/s, 100 ms path with a huge buffer: slow start to a finite ssthresh without loss.
-_GROWTH = """\
-seed = 1
-duration = "30s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "100Mbps"
-rtt = "100ms"
-access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "100000pkt" }}
-[trace]
-seq = false
-queue = false
-[[flows]]
-name = "f"
-size = "infinite"
-tcp = {{ mss = "1000B", initial_window = {w}, initial_ssthresh = "{ssthresh}pkt", ack = "every-packet" }}
-"""
 
 
 def _paced_start(quick: bool) -> Iterator[Row]:
@@ -196,14 +178,14 @@ def _paced_start(quick: bool) -> Iterator[Row]:
     for alpha in [0.85, 0.6, 0.25] if quick else [0.95, 0.85, 0.65, 0.6, 0.4, 0.25, 0.1, 0.015]:
         cbr = 100 * (1 - alpha)
         cross = f'[[cross]]\nkind = "cbr"\nrate = "{cbr:g}Mbps"\npacket_size = "50B"\n' if cbr > 0 else ""
-        flow = _run(_PAST.format(cross=cross)).flows.iloc[0]
+        flow = _run(_past_path(cross)).flows.iloc[0]
         model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
         # The exit gap itself: model (with the lab's tolerance epsilon = 0.05) against simulation.
         yield Row("paced_start.exit_gap", f"alpha={alpha}, case {int(flow.past_case)}", True, model_gap, float(flow.past_gap), 0.10)
     # Outside the assumptions: 1000-byte CBR packets are not fluid; short trains see 0 or 1 of them.
     for alpha in [0.9] if quick else [0.9, 0.7, 0.3]:
         cross = f'[[cross]]\nkind = "cbr"\nrate = "{100 * (1 - alpha):g}Mbps"\npacket_size = "1000B"\n'
-        flow = _run(_PAST.format(cross=cross).replace("1040000B", "1000pkt")).flows.iloc[0]
+        flow = _run(_past_path(cross, queue="1000pkt")).flows.iloc[0]
         model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
         yield Row("paced_start.exit_gap", f"alpha={alpha}, 1000-byte CBR packets", False, model_gap, float(flow.past_gap), None)
 
@@ -221,7 +203,7 @@ def _barakat(quick: bool) -> Iterator[Row]:
         # d = 1: an ACK per packet; d = 2: delayed ACKs with RFC 5681's one SMSS per ACK (the window
         # grows by W/2 per RTT). Byte counting with delayed ACKs would double the window again (d = 1).
         ack, startup = ("every-packet", "slow-start") if d == 1 else ("delayed", "slow-start")
-        result = _run(_BARAKAT.format(rate=rate, rtt_ms=f"{rtt_ms:.3f}", buffer=buffer, ack=ack, startup=startup))
+        result = _run(_barakat_path(rate, rtt_ms, buffer, ack, startup))
         simulated = _window_at_first_drop(result)
         model = float(barakat.w_b(buffer, d, mu_t))
         # Eq. 5 with W_th infinite: the window when the overflow is detected, W_D = alpha W_B,
