@@ -24,6 +24,10 @@ def test_every_model_agrees_with_the_simulator_where_its_assumptions_hold() -> N
         "barakat.w_d",
         "paced_start.exit_gap",
         "barakat.w_b",
+        "barakat.w_b_multi",
+        "barakat.w_th_after",
+        "barakat.transfer_time",
+        "paced_start.table2_ratio",
     }
     bad = judged[~judged["ok"].astype(bool)]
     assert bad.empty, bad.to_string()
@@ -36,6 +40,7 @@ def test_the_cli_writes_the_table_and_plot(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["check", "models", "--quick", "--only", "paced_start", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "paced_start.exit_gap" in result.output
+    assert "paced_start.table2_ratio" in result.output and "in [1, 1.2]" in result.output  # case 2's range
     assert (tmp_path / "check.csv").is_file() and (tmp_path / "check.png").is_file()
     bad = CliRunner().invoke(cli, ["check", "models", "--only", "nope"])
     assert bad.exit_code == 2 and "unknown model family" in bad.output

@@ -43,12 +43,21 @@ def test_a_range_gives_a_table_and_a_plot(tmp_path: Path) -> None:
         (["t_ss", "--s", "5KB..1KB", "--r", "10Mbps", "--tau", "1s"], "must go up"),
         (["t_ss", "--s", "1KB..2KB", "--r", "1Mbps..2Mbps", "--tau", "1s"], "only one parameter may be a range"),
         (["exit_case", "--alpha", "1.5"], "0 < alpha <= 1"),
+        (["w_b_multi", "--B", "20", "--d", "1", "--mu_t", "70", "--n", "40", "--exact", "maybe"], "expected true or false"),
     ],
 )
 def test_bad_input_is_one_line_with_exit_code_2(args: list[str], message: str) -> None:
     code, out = run(*args)
     assert code == 2
     assert message in out and "Traceback" not in out
+
+
+def test_a_switch_takes_true_or_false() -> None:
+    # Eq. (6) and its exact form (Theorem 1's burst), ALGORITHMS.md §18.2: B = 20, d = 1, muT = 70, N = 40.
+    base = ["barakat.w_b_multi", "--B", "20", "--d", "1", "--mu_t", "70", "--n", "40"]
+    assert run(*base)[1].count("40") >= 1
+    code, out = run(*base, "--exact", "true")
+    assert code == 0 and "50" in out
 
 
 def test_list_names_every_model() -> None:

@@ -289,3 +289,12 @@ def test_transfer_time_properties() -> None:
 def test_bad_input_names_the_parameter(call, name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name} = "):
         call()
+
+
+def test_multi_flow_exact_form_uses_theorem_1_burst() -> None:
+    # B = 20, d = 1: alpha^(n_B - 1) = 32 where eq. (6) has B*d = 20.
+    exact = barakat.w_b_multi(20, 1, 70, [0, 40, 50, 60], exact=True).tolist()
+    assert exact == [52.0, 50.0, 40.0, 30.0]
+    assert barakat.w_b_multi(20, 1, 70, [0, 40, 50, 60]).tolist() == [40.0, 40.0, 40.0, 30.0]
+    # N = 0 is the single-flow Theorem 1.
+    assert barakat.w_b_multi(30, 2, 350, 0, exact=True) == pytest.approx(barakat.w_b(30, 2, 350))

@@ -30,6 +30,7 @@ from .compare import Comparison, compare  # noqa: E402
 
 __all__ = [
     "Comparison",
+    "ResourceLimitError",
     "Result",
     "ScenarioError",
     "SimulationError",
@@ -96,35 +97,102 @@ def normalize(scenario: Scenario) -> dict[str, Any]:
     return result
 
 
-def run(scenario: Scenario, *, progress: bool | None = None) -> Result:
+class ResourceLimitError(RuntimeError):
+    """A run exceeded one of the limits given to :func:`run` (events, simulated time, memory)."""
+
+
+def run(
+    scenario: Scenario,
+    *,
+    progress: bool | None = None,
+    max_events: int | None = None,
+    max_sim_time: float | None = None,
+    max_memory: int | None = None,
+) -> Result:
     """Simulate a scenario to its end and collect the results.
 
     Args:
         scenario: a path to a scenario file, TOML text, or a dict shaped like the TOML document.
         progress: show a progress bar of simulated time on stderr; ``None`` shows it when stderr is
             a terminal.
+        max_events: stop with :class:`ResourceLimitError` after this many engine events.
+        max_sim_time: refuse (:class:`ResourceLimitError`) a scenario longer than this many
+            simulated seconds, before it runs.
+        max_memory: stop with :class:`ResourceLimitError` when the process's resident memory
+            exceeds this many bytes (checked every 1/200 of the simulated time).
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
         SimulationError: the simulator failed internally (a ``RuntimeError``).
+        ResourceLimitError: a limit was exceeded (a ``RuntimeError``).
     """
+    for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} = {value!r}: expected a positive number or None")
     sim = _core.Simulation(*_source(scenario))
+    if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
+        raise ResourceLimitError(
+            f"the scenario lasts {sim.duration_ns / 1e9:g} s of simulated time, more than the limit "
+            f"max_sim_time = {max_sim_time:g} s"
+        )
+    if max_events is not None:
+        sim.set_event_limit(int(max_events))
     if progress is None:
         progress = sys.stderr.isatty()
     if progress:
-        _run_with_progress(sim)
+        _run_with_progress(sim, max_memory)
+    elif max_memory is not None:
+        _advance_in_steps(sim, lambda: _check_memory(sim, max_memory))
     else:
         sim.run()
+    if sim.event_limit_reached:
+        raise ResourceLimitError(
+            f"the run stopped after max_events = {max_events} events, at {sim.now_ns / 1e9:g} s of "
+            f"{sim.duration_ns / 1e9:g} s simulated"
+        )
     return Result._from_native(sim.results(), sim.stats())
 
 
-def _run_with_progress(sim: _core.Simulation) -> None:
+def _advance_in_steps(sim: _core.Simulation, after_step: Any) -> None:
+    """Advance ``sim`` to its end in ``_PROGRESS_STEPS`` chunks of simulated time, calling
+    ``after_step()`` after each; stops early when the event limit is reached."""
+    total = sim.duration_ns
+    step = max(total // _PROGRESS_STEPS, 1)
+    until = sim.now_ns
+    finished = sim.finished
+    while not finished and not sim.event_limit_reached:
+        until = min(until + step, total)
+        # `until >= total` guards the loop should the engine not report the end it reached.
+        finished = sim.advance(until) or until >= total
+        after_step()
+
+
+def _resident_bytes() -> int | None:
+    """The process's resident memory now (Linux ``/proc/self/statm``); None where unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _check_memory(sim: _core.Simulation, limit: int | None) -> None:
+    if limit is None:
+        return
+    used = _resident_bytes()
+    if used is not None and used > limit:
+        raise ResourceLimitError(
+            f"the process used {used / 2**20:.0f} MiB, more than the limit max_memory = {limit / 2**20:.0f} MiB, "
+            f"at {sim.now_ns / 1e9:g} s of {sim.duration_ns / 1e9:g} s simulated"
+        )
+
+
+def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None) -> None:
     """Advance ``sim`` in chunks of simulated time, drawing a progress bar on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     total = sim.duration_ns
-    step = max(total // _PROGRESS_STEPS, 1)
     columns = (
         TextColumn("simulating"),
         BarColumn(),
@@ -133,10 +201,9 @@ def _run_with_progress(sim: _core.Simulation) -> None:
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("run", total=total, now=0.0, end=total / 1e9)
-        until = sim.now_ns
-        finished = sim.finished
-        while not finished:
-            until = min(until + step, total)
-            # `until >= total` guards the loop should the engine not report the end it reached.
-            finished = sim.advance(until) or until >= total
+
+        def step() -> None:
             bar.update(task, completed=sim.now_ns, now=sim.now_ns / 1e9)
+            _check_memory(sim, max_memory)
+
+        _advance_in_steps(sim, step)

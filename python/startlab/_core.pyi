@@ -35,6 +35,11 @@ class Simulation:
     def now_ns(self) -> int: ...
     @property
     def finished(self) -> bool: ...
+    def set_event_limit(self, limit: int | None = None) -> None:
+        """Stop processing events once `limit` events were processed in all (None: no limit)."""
+    @property
+    def event_limit_reached(self) -> bool:
+        """True when the event limit stopped the run before its end."""
     def advance(self, until_ns: int) -> bool:
         """Run events up to and including `until_ns` (capped at the scenario duration). Releases the
         GIL. Returns True once the run is finished (duration reached or nothing left to do)."""

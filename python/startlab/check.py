@@ -4,7 +4,8 @@ agree within a stated tolerance) and, deliberately, where they do not (reported,
 
 Every row: ``model``, ``point`` (the grid point in words), ``holds`` (the model's assumptions hold
 there), ``model_value``, ``simulated``, ``rel_error`` = simulated / model − 1, ``tolerance``
-(None where the assumptions do not hold) and ``ok``. docs/MODELS.md explains each comparison and
+(None where the assumptions do not hold), ``bounds`` (a range the simulated value must lie in,
+for Table 2's ratio ranges) and ``ok``. docs/MODELS.md explains each comparison and
 each disagreement.
 """
 
@@ -74,12 +75,42 @@ def _growth_path(w: int, ssthresh: int, startup: str = "") -> str:
     return dumbbell(rate="100Mbps", rtt="100ms", queue="100000pkt", tcp=tcp, startup=startup, duration="30s")
 
 
-def _barakat_path(rate: int, rtt_ms: float, buffer: int, ack: str, startup: str) -> str:
+def _barakat_path(
+    rate: int, rtt_ms: float, buffer: int, ack: str, startup: str, *, recovery: str = 'recovery = "sack"', size: str = "infinite", duration: str = "20s"
+) -> str:
     """Barakat & Altman's setting: 512-byte packets (472 B of payload and a 40-byte header)."""
-    tcp = f'recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "{ack}"'
-    text = dumbbell(rate=f"{rate}bps", rtt=f"{rtt_ms:.3f}ms", queue=f"{buffer}pkt", access="1Gbps", tcp=tcp, startup=f'algorithm = "{startup}"', duration="20s")
+    tcp = f'{recovery}, mss = "472B", header = "40B", initial_window = 1, ack = "{ack}", handshake = false'
+    text = dumbbell(rate=f"{rate}bps", rtt=f"{rtt_ms:.3f}ms", queue=f"{buffer}pkt", access="1Gbps", tcp=tcp, startup=f'algorithm = "{startup}"', duration=duration, size=size)
     # The first-drop window is read from the sequence trace.
     return text.replace("seq = false\n", "")
+
+
+def _barakat_rtt_ms(mu_t: float) -> float:
+    """T (ms) that makes μT = ``mu_t`` packets of 512 B at 10 Mbit/s."""
+    return mu_t * 512 * 8 / 10e6 * 1e3
+
+
+#: Reno as the papers' ns-2 agents: ssthresh halves the window, not the FlightSize.
+_NS2_RENO = 'recovery = "reno", reno_ssthresh_from = "cwnd"'
+
+
+def _barakat_multi_path(mu_t: int, buffer: int, others: int) -> str:
+    """One slow-start flow that starts at 10 s into a network holding ``others`` (N) packets of
+    other flows: ``max(1, N // 10)`` long-lived flows whose receive windows add up to N, so that
+    their N packets stay in the network whatever the queue (eq. 6's assumption)."""
+    text = _barakat_path(10_000_000, _barakat_rtt_ms(mu_t), buffer, "every-packet", "slow-start", duration="15s")
+    text = text.replace('name = "f"\n', 'name = "f"\nstart = "10s"\n')
+    count = max(1, others // 10)
+    for i in range(count if others else 0):
+        share = others // count + (1 if i < others % count else 0)
+        text += f"""
+[[flows]]
+name = "other{i}"
+size = "infinite"
+start = "{i * 0.013:.3f}s"
+tcp = {{ recovery = "sack", mss = "472B", header = "40B", initial_window = 1, ack = "every-packet", rwnd = "{share}pkt" }}
+"""
+    return text
 
 
 @dataclass
@@ -92,10 +123,14 @@ class Row:
     model_value: float
     simulated: float
     tolerance: float | None
+    bounds: tuple[float, float] | None = None
 
     def record(self) -> dict[str, Any]:
         err = self.simulated / self.model_value - 1 if self.model_value else float("nan")
-        ok = None if self.tolerance is None else bool(abs(err) <= self.tolerance)
+        if self.bounds is not None:
+            ok: bool | None = bool(self.bounds[0] <= self.simulated <= self.bounds[1])
+        else:
+            ok = None if self.tolerance is None else bool(abs(err) <= self.tolerance)
         return {**self.__dict__, "rel_error": err, "ok": ok}
 
 
@@ -180,14 +215,25 @@ def _paced_start(quick: bool) -> Iterator[Row]:
         cross = f'[[cross]]\nkind = "cbr"\nrate = "{cbr:g}Mbps"\npacket_size = "50B"\n' if cbr > 0 else ""
         flow = _run(_past_path(cross)).flows.iloc[0]
         model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
+        case = int(flow.past_case)
         # The exit gap itself: model (with the lab's tolerance epsilon = 0.05) against simulation.
-        yield Row("paced_start.exit_gap", f"alpha={alpha}, case {int(flow.past_case)}", True, model_gap, float(flow.past_gap), 0.10)
+        yield Row("paced_start.exit_gap", f"alpha={alpha}, case {case}", True, model_gap, float(flow.past_gap), 0.10)
+        # Table 2: the simulated overshoot ratio (1/alpha)/g_PaSt lies in the range the paper
+        # prints for the case the simulated flow exited in (case 1's printed (0.9, 1.2) rounds
+        # the exact 0.875..1.167, ALGORITHMS.md §7.10). Every alpha here lies inside the case
+        # boundaries of both epsilon = 0 and epsilon = 0.05.
+        ratio = (1 / alpha) / (float(flow.past_gap) / g_b)
+        low, high = paced_start.TABLE2[case][1]
+        bounds = (0.875 if case == 1 else low, high)
+        yield Row("paced_start.table2_ratio", f"alpha={alpha}, case {case}", True, float(paced_start.overshoot(alpha, epsilon=0.05)), ratio, None, bounds)
     # Outside the assumptions: 1000-byte CBR packets are not fluid; short trains see 0 or 1 of them.
     for alpha in [0.9] if quick else [0.9, 0.7, 0.3]:
         cross = f'[[cross]]\nkind = "cbr"\nrate = "{100 * (1 - alpha):g}Mbps"\npacket_size = "1000B"\n'
         flow = _run(_past_path(cross, queue="1000pkt")).flows.iloc[0]
         model_gap = float(paced_start.exit_gap(alpha, epsilon=0.05)) * g_b
         yield Row("paced_start.exit_gap", f"alpha={alpha}, 1000-byte CBR packets", False, model_gap, float(flow.past_gap), None)
+        ratio = (1 / alpha) / (float(flow.past_gap) / g_b)
+        yield Row("paced_start.table2_ratio", f"alpha={alpha}, 1000-byte CBR packets, case {int(flow.past_case)}", False, float(paced_start.overshoot(alpha, epsilon=0.05)), ratio, None)
 
 
 def _barakat(quick: bool) -> Iterator[Row]:
@@ -216,18 +262,86 @@ def _barakat(quick: bool) -> Iterator[Row]:
         # reported, not judged (docs/MODELS.md).
         holds = d == 1
         yield Row("barakat.w_b", f"B={buffer}, d={d}, muT={mu_t}", holds, model, simulated, 0.10 if holds else None)
+    yield from _barakat_multi(quick)
+    yield from _barakat_reno(quick)
+    yield from _barakat_transfer(quick)
 
 
-def _window_at_first_drop(result: Any) -> float:
-    """Packets in flight when the first packet was dropped: the window, in packets, of the flow's
-    last transmission before the drop (cwnd trace)."""
+def _barakat_multi(quick: bool) -> Iterator[Row]:
+    """Eqs. 6-7: the overflow window of a flow that finds N packets of other flows in the network.
+    The simulator follows the exact form (Theorem 1's burst alpha^(n_B-1) in place of B*d);
+    eq. 6 itself carries eq. 4's approximation, reported, not judged."""
+    from .models import barakat
+
+    buffer = 20
+    grid = [(70, 0), (70, 45), (70, 60), (350, 300)] if quick else [(70, 0), (70, 20), (70, 45), (70, 50), (70, 60), (350, 200), (350, 300), (350, 330)]
+    for mu_t, others in grid:
+        result = _run(_barakat_multi_path(mu_t, buffer, others))
+        simulated = _window_at_first_drop(result, flow="f")
+        point = f"B={buffer}, d=1, muT={mu_t}, N={others}" + (" (eq. 7's N)" if others == (buffer + mu_t) / 2 else "")
+        exact = float(barakat.w_b_multi(buffer, 1, mu_t, others, exact=True))
+        yield Row("barakat.w_b_multi", point + ", exact burst", True, exact, simulated, 0.10)
+        approx = float(barakat.w_b_multi(buffer, 1, mu_t, others))
+        if approx != exact:
+            yield Row("barakat.w_b_multi", point + ", eq. 6 (B*d burst)", False, approx, simulated, None)
+
+
+def _barakat_reno(quick: bool) -> Iterator[Row]:
+    """Eq. 5's W'_th = W_D/8: Reno that halves its window (ns-2, the paper's Reno) takes two fast
+    retransmits and a timeout after the overflow; the threshold the timeout sets is W_D/8. The
+    model's W_D is alpha W_B of Theorem 1. RFC 5681's FlightSize rule halves far less after
+    Reno's partial-ACK exit (reported, not judged)."""
+    from .models import barakat
+
+    grid = [(20, 200)] if quick else [(10, 70), (20, 70), (20, 200), (40, 200), (50, 350), (80, 350)]
+    for buffer, mu_t in grid:
+        model = float(barakat.w_th_after(barakat.w_d(float("inf"), barakat.w_b(buffer, 1, mu_t), 1)))
+        for recovery, holds in [(_NS2_RENO, True)] + ([('recovery = "reno"', False)] if (buffer, mu_t) == (20, 200) else []):
+            result = _run(_barakat_path(10_000_000, _barakat_rtt_ms(mu_t), buffer, "every-packet", "slow-start", recovery=recovery))
+            label = "window halving (ns-2)" if holds else "FlightSize halving (RFC 5681)"
+            yield Row("barakat.w_th_after", f"B={buffer}, d=1, muT={mu_t}, Reno {label}", holds, model, _ssthresh_at_first_timeout(result), 0.10 if holds else None)
+
+
+def _barakat_transfer(quick: bool) -> Iterator[Row]:
+    """The transfer-time model built on Barakat's pieces (``barakat.transfer_time``): a fluid in
+    rounds. It holds without loss for transfers of whole slow-start rounds (S = 2^k - 1 packets
+    with d = 1); a partial last round still costs a whole RTT in the simulator, and after the
+    timeout Reno meets the overflow's other holes again (more fast retransmits), which the
+    model's single loss episode leaves out: reported, not judged (docs/MODELS.md)."""
+    from .models import barakat
+
+    buffer, mu_t = 50, 350
+    t = _barakat_rtt_ms(mu_t) / 1e3
+    cases = [(63, True), (20, False), (1000, False)] if quick else [(15, True), (63, True), (127, True), (20, False), (200, False), (1000, False), (5000, False)]
+    for size, holds in cases:
+        text = _barakat_path(10_000_000, t * 1e3, buffer, "every-packet", "slow-start", recovery=_NS2_RENO, size=f"{size * 472}B", duration="60s")
+        flow = _run(text).flows.iloc[0]
+        model = float(barakat.transfer_time(size, buffer, 1, mu_t, t))
+        lost = int(flow.drops) > 0
+        why = "loss, Reno" if lost else ("whole rounds" if holds else "partial last round")
+        yield Row("barakat.transfer_time", f"S={size} pkt, B={buffer}, muT={mu_t}, {why}", holds, model, float(flow.completion_time), 0.05 if holds else None)
+
+
+def _window_at_first_drop(result: Any, flow: str | None = None) -> float:
+    """The window, in packets, of ``flow`` (default: the only flow) when the first packet was
+    dropped after it started — whichever flow's packet it was (cwnd trace)."""
     seq, cwnd = result.traces.seq, result.traces.cwnd
-    drops = seq[seq["event"] == "dropped"]
+    row = result.flows.iloc[0] if flow is None else result.flows[result.flows["flow"] == flow].iloc[0]
+    cwnd = cwnd[cwnd["flow"] == row["flow"]]
+    drops = seq[(seq["event"] == "dropped") & (seq["time"] >= float(row["start"]))]
     if drops.empty:
         return float("nan")
     t = drops["time"].iloc[0]
     before = cwnd[cwnd["time"] <= t]
-    return float(before["cwnd"].iloc[-1]) / float(result.flows.iloc[0]["mss"]) if len(before) else float("nan")
+    return float(before["cwnd"].iloc[-1]) / float(row["mss"]) if len(before) else float("nan")
+
+
+def _ssthresh_at_first_timeout(result: Any) -> float:
+    """ssthresh, in packets, when cwnd first falls to one segment (the retransmission timeout)."""
+    cwnd = result.traces.cwnd
+    mss = float(result.flows.iloc[0]["mss"])
+    at_rto = cwnd[(cwnd["cwnd"] <= mss) & (cwnd["time"] > 0)]
+    return float(at_rto["ssthresh"].iloc[0]) / mss if len(at_rto) else float("nan")
 
 
 CHECKS: dict[str, Callable[[bool], Iterator[Row]]] = {
@@ -245,7 +359,7 @@ def check_models(quick: bool = False, only: str | None = None) -> pd.DataFrame:
     if only is not None and only not in CHECKS:
         raise ValueError(f"unknown model family {only!r}; known: {', '.join(CHECKS)}")
     rows = [row.record() for name, check in CHECKS.items() if only in (None, name) for row in check(quick)]
-    frame = pd.DataFrame(rows, columns=["model", "point", "holds", "model_value", "simulated", "rel_error", "tolerance", "ok"])
+    frame = pd.DataFrame(rows, columns=["model", "point", "holds", "model_value", "simulated", "rel_error", "tolerance", "bounds", "ok"])
     return frame
 
 

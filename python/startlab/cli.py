@@ -240,7 +240,12 @@ def check_models(quick: bool, only: str | None, out: Path | None) -> None:
         table.add_column(heading, justify="left" if heading in ("model", "point") else "right")
     for row in frame.to_dict(orient="records"):
         verdict = "–" if row["ok"] is None else ("ok" if row["ok"] else "FAIL")
-        tolerance = "–" if row["tolerance"] is None or row["tolerance"] != row["tolerance"] else f"{100 * row['tolerance']:.0f} %"
+        if row["bounds"] is not None and row["bounds"] == row["bounds"]:
+            tolerance = f"in [{row['bounds'][0]:g}, {row['bounds'][1]:g}]"
+        elif row["tolerance"] is None or row["tolerance"] != row["tolerance"]:
+            tolerance = "–"
+        else:
+            tolerance = f"{100 * row['tolerance']:.0f} %"
         table.add_row(
             row["model"], row["point"], "hold" if row["holds"] else "do not hold",
             f"{row['model_value']:.6g}", f"{row['simulated']:.6g}", f"{100 * row['rel_error']:+.2f} %", tolerance, verdict,

@@ -95,8 +95,21 @@ def parse_value(key: str, text: str) -> float | tuple[float, float]:
     return number * scale
 
 
-def parse_args(args: Sequence[str], text_params: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """``--name value`` pairs (``--name=value`` too); ``text_params`` take their value as text."""
+def parse_bool(key: str, text: str) -> bool:
+    """``true``/``false`` (also ``yes``/``no``, ``1``/``0``) for a switch such as ``--exact``."""
+    word = text.strip().lower()
+    if word in ("true", "yes", "1"):
+        return True
+    if word in ("false", "no", "0"):
+        return False
+    raise ModelError(f"--{key} {text!r} is not a switch; expected true or false")
+
+
+def parse_args(
+    args: Sequence[str], text_params: frozenset[str] = frozenset(), bool_params: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """``--name value`` pairs (``--name=value`` too); ``text_params`` take their value as text,
+    ``bool_params`` as true or false."""
     out: dict[str, Any] = {}
     it = iter(args)
     for token in it:
@@ -109,7 +122,12 @@ def parse_args(args: Sequence[str], text_params: frozenset[str] = frozenset()) -
                 raise ModelError(f"--{key} needs a value")
         if key in out:
             raise ModelError(f"--{key} is given twice")
-        out[key] = value if key in text_params else parse_value(key, value)
+        if key in text_params:
+            out[key] = value
+        elif key in bool_params:
+            out[key] = parse_bool(key, value)
+        else:
+            out[key] = parse_value(key, value)
     return out
 
 
@@ -118,7 +136,8 @@ def evaluate(name: str, args: Sequence[str], points: int = 20) -> Evaluation:
     full, func = find(name)
     signature = inspect.signature(func)
     text = frozenset(p.name for p in signature.parameters.values() if isinstance(p.default, str))
-    params = parse_args(args, text)
+    switches = frozenset(p.name for p in signature.parameters.values() if isinstance(p.default, bool))
+    params = parse_args(args, text, switches)
     open_keywords = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     for key in params:
         if key not in signature.parameters and not open_keywords:

@@ -459,7 +459,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::SlowStart(SlowStart),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         )
     }
 
@@ -543,7 +543,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::Bc(crate::startup::Bc::new()),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         c.on_ack(&ack(2, 500 * MSS, 500 * MSS));
         assert_eq!(c.cwnd(), 36.0 * MSS as f64, "slow start ends at ssthresh, not 500 segments later");

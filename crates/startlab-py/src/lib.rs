@@ -146,6 +146,18 @@ impl Simulation {
         self.sim.finished()
     }
 
+    /// Stop after `limit` events in all (None: no limit); see `event_limit_reached`.
+    #[pyo3(signature = (limit = None))]
+    fn set_event_limit(&mut self, limit: Option<u64>) {
+        self.sim.set_event_limit(limit);
+    }
+
+    /// True when the event limit stopped the run before its end.
+    #[getter]
+    fn event_limit_reached(&self) -> bool {
+        self.sim.event_limit_reached()
+    }
+
     /// Run events up to `until_ns`; returns True once the run is finished.
     fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
         let sim = &mut self.sim;

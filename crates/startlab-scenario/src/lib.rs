@@ -407,16 +407,17 @@ pub struct CubicSpec {
     /// RFC 9438 §4.7 fast convergence (`tcp.cubic_fast_convergence`, default true).
     pub fast_convergence: bool,
     /// What ssthresh after a loss is `β_cubic` times (`tcp.cubic_ssthresh_from`, default cwnd).
-    pub ssthresh_from: CubicSsthreshFrom,
+    pub ssthresh_from: LossWindowFrom,
 }
 
-/// The window CUBIC's ssthresh after a congestion event is computed from (ALGORITHMS.md §9.3).
+/// The window the ssthresh after a congestion event is computed from: CUBIC's (ALGORITHMS.md §9.3,
+/// `tcp.cubic_ssthresh_from`) and Reno's (`tcp.reno_ssthresh_from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CubicSsthreshFrom {
-    /// `"cwnd"`: Linux `bictcp_recalc_ssthresh`.
+pub enum LossWindowFrom {
+    /// `"cwnd"`: Linux `bictcp_recalc_ssthresh` (CUBIC); ns-2's `TcpAgent` window halving (Reno).
     Cwnd,
-    /// `"flight-size"`: RFC 9438 §4.6 as written.
+    /// `"flight-size"`: RFC 9438 §4.6 (CUBIC) and RFC 5681 eq. 4 (Reno) as written.
     FlightSize,
 }
 
@@ -429,6 +430,9 @@ pub struct TcpSpec {
     pub congestion_avoidance: String,
     /// CUBIC's parameters when `congestion_avoidance = "cubic"`, else `None`.
     pub cubic: Option<CubicSpec>,
+    /// With `congestion_avoidance = "reno"`, the window halved after a congestion event
+    /// (`tcp.reno_ssthresh_from`, default FlightSize as RFC 5681); `None` for other algorithms.
+    pub reno_ssthresh_from: Option<LossWindowFrom>,
     /// Payload bytes per segment.
     pub mss: u64,
     /// TCP/IP header bytes added on the wire to each segment; an ACK is `header` bytes.

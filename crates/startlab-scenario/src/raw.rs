@@ -115,6 +115,7 @@ pub struct Tcp {
     pub cubic_beta: Option<f64>,
     pub cubic_fast_convergence: Option<bool>,
     pub cubic_ssthresh_from: Option<String>,
+    pub reno_ssthresh_from: Option<String>,
     pub mss: Option<BytesV>,
     pub header: Option<BytesV>,
     pub initial_window: Option<u64>,

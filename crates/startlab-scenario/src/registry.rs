@@ -296,7 +296,12 @@ pub static AVOIDANCE: &[AlgorithmInfo] = &[AlgorithmInfo {
     role: "avoidance",
     summary: "Reno AIMD: cwnd += SMSS*SMSS/cwnd per ACK, ssthresh = max(FlightSize/2, 2*SMSS) on loss",
     source: "RFC 5681 §3.1",
-    params: &[],
+    params: &[ParamInfo {
+        name: "reno_ssthresh_from",
+        kind: ParamKind::Choice(&["flight-size", "cwnd"]),
+        default: "flight-size",
+        help: "tcp.reno_ssthresh_from: ssthresh = FlightSize/2 (RFC 5681 eq. 4) or cwnd/2 (ns-2's window halving, the papers' Reno)",
+    }],
 }, AlgorithmInfo {
     name: "cubic",
     role: "avoidance",

@@ -851,8 +851,8 @@ fn cubic(p: &str, t: &raw::Tcp, avoidance: &str) -> R<Option<CubicSpec>> {
         return err(format!("{p}.cubic_beta"), format!("{beta} is not valid; expected a number between 0 and 1, both excluded"));
     }
     let ssthresh_from = match t.cubic_ssthresh_from.as_deref().unwrap_or("cwnd") {
-        "cwnd" => CubicSsthreshFrom::Cwnd,
-        "flight-size" => CubicSsthreshFrom::FlightSize,
+        "cwnd" => LossWindowFrom::Cwnd,
+        "flight-size" => LossWindowFrom::FlightSize,
         other => return err(format!("{p}.cubic_ssthresh_from"), format!("{other:?} is not known; expected \"cwnd\" or \"flight-size\"")),
     };
     Ok(Some(CubicSpec { c, beta, fast_convergence: t.cubic_fast_convergence.unwrap_or(true), ssthresh_from }))
@@ -872,6 +872,15 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         other => return err(format!("{p}.congestion_avoidance"), format!("{other:?} is not known; expected \"reno\" or \"cubic\"")),
     };
     let cubic = cubic(p, &t, &congestion_avoidance)?;
+    let reno_ssthresh_from = match (congestion_avoidance.as_str(), t.reno_ssthresh_from.as_deref()) {
+        ("reno", None | Some("flight-size")) => Some(LossWindowFrom::FlightSize),
+        ("reno", Some("cwnd")) => Some(LossWindowFrom::Cwnd),
+        ("reno", Some(other)) => {
+            return err(format!("{p}.reno_ssthresh_from"), format!("{other:?} is not known; expected \"flight-size\" or \"cwnd\""))
+        }
+        (_, None) => None,
+        (_, Some(_)) => return err(format!("{p}.reno_ssthresh_from"), "only applies to congestion_avoidance = \"reno\""),
+    };
     let mss = t.mss.map_or(1448, |b| b.0);
     if !(1..=65_535).contains(&mss) {
         return err(format!("{p}.mss"), "must be between 1B and 65535B");
@@ -971,6 +980,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         recovery,
         congestion_avoidance,
         cubic,
+        reno_ssthresh_from,
         mss,
         header,
         initial_window,

@@ -110,7 +110,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
     assert_eq!(default("cubic_beta"), registry::ParamValue::Number(spec.beta));
     assert_eq!(default("cubic_fast_convergence"), registry::ParamValue::Bool(spec.fast_convergence));
     assert_eq!(default("cubic_ssthresh_from"), registry::ParamValue::Choice("cwnd".into()));
-    assert_eq!(spec.ssthresh_from, CubicSsthreshFrom::Cwnd);
+    assert_eq!(spec.ssthresh_from, LossWindowFrom::Cwnd);
     assert_eq!(from_toml(EXAMPLE).unwrap().flows[0].tcp.cubic, None, "reno has no cubic parameters");
 
     let set = cubic.replace(
@@ -118,7 +118,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
         "congestion_avoidance = \"cubic\", cubic_c = 1, cubic_beta = 0.5, cubic_fast_convergence = false, cubic_ssthresh_from = \"flight-size\",",
     );
     let spec = from_toml(&set).unwrap().flows[0].tcp.cubic.unwrap();
-    assert_eq!((spec.c, spec.beta, spec.fast_convergence, spec.ssthresh_from), (1.0, 0.5, false, CubicSsthreshFrom::FlightSize));
+    assert_eq!((spec.c, spec.beta, spec.fast_convergence, spec.ssthresh_from), (1.0, 0.5, false, LossWindowFrom::FlightSize));
 
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
     assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
@@ -223,4 +223,22 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
     let s = from_toml(&EXAMPLE.replace("ack = \"every-packet\"", "ack = \"every-packet\", ecn = true")).unwrap();
     assert!(s.flows[0].tcp.ecn);
     assert!(!from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, "ECN is off by default");
+}
+
+#[test]
+fn reno_ssthresh_from_defaults_to_flight_size_and_is_checked() {
+    let tcp = &from_toml(EXAMPLE).unwrap().flows[0].tcp;
+    assert_eq!(tcp.reno_ssthresh_from, Some(LossWindowFrom::FlightSize));
+    let info = registry::AVOIDANCE.iter().find(|a| a.name == "reno").expect("reno is registered");
+    let param = info.params.iter().find(|p| p.name == "reno_ssthresh_from").expect("documented in the registry");
+    assert_eq!(registry::default_value(param, 1000), registry::ParamValue::Choice("flight-size".into()));
+    let cwnd = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", reno_ssthresh_from = \"cwnd\",");
+    assert_eq!(from_toml(&cwnd).unwrap().flows[0].tcp.reno_ssthresh_from, Some(LossWindowFrom::Cwnd));
+    let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", reno_ssthresh_from = \"pipe\","));
+    assert_eq!(e.path, "flows[0].tcp.reno_ssthresh_from");
+    assert!(e.message.contains("\"flight-size\" or \"cwnd\""), "{e}");
+    let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\", reno_ssthresh_from = \"cwnd\","));
+    assert_eq!(e.path, "flows[0].tcp.reno_ssthresh_from", "a reno key with cubic is refused");
+    let cubic = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\",");
+    assert_eq!(from_toml(&cubic).unwrap().flows[0].tcp.reno_ssthresh_from, None);
 }

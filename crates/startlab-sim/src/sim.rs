@@ -171,6 +171,8 @@ pub struct Simulation {
     pub(crate) scenario: Scenario,
     now: Time,
     end: Time,
+    /// Stop once this many events were processed (a resource guard for sweeps); `None`: no limit.
+    event_limit: Option<u64>,
     q: EventQueue,
     arena: Arena,
     pub(crate) net: Network,
@@ -302,16 +304,21 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
 /// The avoidance plug-in a scenario names (`tcp.congestion_avoidance`, checked by the scenario).
 fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
     use startlab_cc::avoidance::{Cubic, CubicConfig, SsthreshFrom};
-    use startlab_scenario::CubicSsthreshFrom;
+    use startlab_scenario::LossWindowFrom;
     match (spec.congestion_avoidance.as_str(), spec.cubic) {
-        ("reno", _) => Avoidance::Reno(Reno),
+        ("reno", _) => Avoidance::Reno(Reno {
+            ssthresh_from: match spec.reno_ssthresh_from {
+                Some(LossWindowFrom::Cwnd) => SsthreshFrom::Cwnd,
+                Some(LossWindowFrom::FlightSize) | None => SsthreshFrom::FlightSize,
+            },
+        }),
         ("cubic", Some(c)) => Avoidance::Cubic(Cubic::new(CubicConfig {
             c: c.c,
             beta: c.beta,
             fast_convergence: c.fast_convergence,
             ssthresh_from: match c.ssthresh_from {
-                CubicSsthreshFrom::Cwnd => SsthreshFrom::Cwnd,
-                CubicSsthreshFrom::FlightSize => SsthreshFrom::FlightSize,
+                LossWindowFrom::Cwnd => SsthreshFrom::Cwnd,
+                LossWindowFrom::FlightSize => SsthreshFrom::FlightSize,
             },
         })),
         (other, _) => unreachable!("the scenario accepted avoidance {other:?} but the simulator cannot build it"),
@@ -621,6 +628,7 @@ impl Simulation {
         Ok(Simulation {
             end: Time(scenario.duration.as_nanos()),
             now: Time::ZERO,
+            event_limit: None,
             q,
             arena: Arena::default(),
             flows,
@@ -663,16 +671,31 @@ impl Simulation {
         &self.scenario
     }
 
-    /// Processes every event up to and including `until` (capped at the end of the run).
-    /// Returns true when the run is finished.
+    /// Stop processing events once `limit` events were processed in all (`None`: no limit).
+    /// A run stopped by the limit is not finished: [`Simulation::event_limit_reached`] tells.
+    pub fn set_event_limit(&mut self, limit: Option<u64>) {
+        self.event_limit = limit;
+    }
+
+    /// True when the event limit stopped the run before the time asked for.
+    pub fn event_limit_reached(&self) -> bool {
+        !self.finished && self.event_limit.is_some_and(|n| self.stats.events >= n)
+    }
+
+    /// Processes every event up to and including `until` (capped at the end of the run), or until
+    /// the event limit is reached. Returns true when the run is finished.
     pub fn run_until(&mut self, until: Time) -> bool {
         if self.finished {
             return true;
         }
         let limit = until.min(self.end);
+        let budget = self.event_limit.unwrap_or(u64::MAX);
         while let Some(t) = self.q.peek_time() {
             if t > limit {
                 break;
+            }
+            if self.stats.events >= budget {
+                return false;
             }
             let (t, src) = self.q.pop().expect("peeked");
             if t < self.now {

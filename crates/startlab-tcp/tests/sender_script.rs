@@ -32,7 +32,7 @@ fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: boo
             linux_ss_clamp: false,
         },
         Startup::SlowStart(SlowStart),
-        Avoidance::Reno(Reno),
+        Avoidance::Reno(Reno::default()),
     );
     let mut s = Sender::new(
         SenderConfig {

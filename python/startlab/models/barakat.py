@@ -75,9 +75,16 @@ def w_b_approx(B: ArrayLike, d: ArrayLike, mu_t: ArrayLike) -> np.ndarray | np.f
     return (bb + np.minimum(mt, bb * dd))[()]
 
 
-def w_b_multi(B: ArrayLike, d: ArrayLike, mu_t: ArrayLike, n: ArrayLike) -> np.ndarray | np.float64:
+def w_b_multi(
+    B: ArrayLike, d: ArrayLike, mu_t: ArrayLike, n: ArrayLike, *, exact: bool = False
+) -> np.ndarray | np.float64:
     """W_B of eq. (6) for a flow that finds ``n`` (N) packets of other flows in the network:
     ``W_B = B + min(μT − N, B·d)``.
+
+    Eq. (6) carries eq. (4)'s approximation ``α^(n_B) ≈ B(d + 1)``. With ``exact=True`` the burst
+    term is Theorem 1's, ``W_B = B + min(μT − N, α^(n_B − 1))``: the other flows' N packets take
+    part of the pipe, and the burst that overflows the buffer is the same as for one flow. The
+    simulator agrees with the exact form (``startlab check models --only barakat``; docs/MODELS.md).
 
     When ``N > μT`` the flow sees a full link and a buffer of ``B + μT − N`` places, which the
     formula gives (the min picks the negative ``μT − N``). ``N`` must lie in ``[0, B + μT]``, where
@@ -87,7 +94,12 @@ def w_b_multi(B: ArrayLike, d: ArrayLike, mu_t: ArrayLike, n: ArrayLike) -> np.n
     others = np.asarray(n, dtype=np.float64)
     if np.any(~np.isfinite(others)) or np.any(others < 0) or np.any(others > bb + mt):
         raise ValueError(f"n = {n}: expected the packets of other flows, 0 <= N <= B + mu_t")
-    return (bb + np.minimum(mt - others, bb * dd))[()]
+    if exact:
+        bb, dd = np.broadcast_arrays(bb, dd)
+        burst = ((dd + 1.0) / dd) ** (np.asarray(n_b(bb, dd)) - 1)
+    else:
+        burst = bb * dd
+    return (bb + np.minimum(mt - others, burst))[()]
 
 
 def w_b_max(B: ArrayLike, d: ArrayLike, mu_t: ArrayLike) -> np.ndarray | np.float64:

@@ -2,12 +2,28 @@
 //!
 //! "cwnd += SMSS*SMSS/cwnd" on every ACK that acknowledges new data (the per-ACK form, with the
 //! fractional part kept), and after a loss "ssthresh = max (FlightSize / 2, 2*SMSS)".
+//!
+//! `SsthreshFrom::Cwnd` halves cwnd instead, as ns-2's Reno agents do (`window()/2`), which is
+//! the Reno of the papers' models: Barakat's `W'_th = W_D/8` after three losses counts three
+//! halvings of the window. After Reno leaves recovery on a partial ACK, FlightSize still spans
+//! the rest of the old window, so RFC 5681's rule halves far less than the window.
 
+use super::SsthreshFrom;
 use crate::{AckEvent, CcView, CongestionEvent};
 
 /// Reno AIMD.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Reno;
+#[derive(Clone, Copy, Debug)]
+pub struct Reno {
+    /// The window halved after a congestion event.
+    pub ssthresh_from: SsthreshFrom,
+}
+
+impl Default for Reno {
+    /// RFC 5681: half the FlightSize.
+    fn default() -> Self {
+        Reno { ssthresh_from: SsthreshFrom::FlightSize }
+    }
+}
 
 impl Reno {
     /// Scenario name.
@@ -19,8 +35,27 @@ impl Reno {
         view.cwnd + mss * mss / view.cwnd
     }
 
-    /// RFC 5681 eq. (4): half the flight size (the controller applies the 2 SMSS floor).
-    pub fn ssthresh_after_loss(&mut self, _view: &CcView, ev: &CongestionEvent) -> f64 {
-        ev.flight_size as f64 / 2.0
+    /// RFC 5681 eq. (4): half the flight size, or half of cwnd (the controller applies the
+    /// 2 SMSS floor).
+    pub fn ssthresh_after_loss(&mut self, view: &CcView, ev: &CongestionEvent) -> f64 {
+        match self.ssthresh_from {
+            SsthreshFrom::FlightSize => ev.flight_size as f64 / 2.0,
+            SsthreshFrom::Cwnd => view.cwnd / 2.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CongestionKind;
+    use startlab_units::Time;
+
+    #[test]
+    fn halves_flight_size_by_default_and_cwnd_when_asked() {
+        let view = CcView { cwnd: 40_000.0, ssthresh: crate::Ssthresh::Infinite, mss: 1000, round: 0, min_rtt: None, new_round: false };
+        let ev = CongestionEvent { now: Time::ZERO, kind: CongestionKind::FastRetransmit, flight_size: 60_000, enter_recovery: true };
+        assert_eq!(Reno::default().ssthresh_after_loss(&view, &ev), 30_000.0);
+        assert_eq!(Reno { ssthresh_from: SsthreshFrom::Cwnd }.ssthresh_after_loss(&view, &ev), 20_000.0);
     }
 }

@@ -116,7 +116,7 @@ pub(crate) mod tests {
                 linux_ss_clamp: false,
             },
             startup,
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         )
     }
 

@@ -373,7 +373,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::Astart(Astart::new(AstartConfig::default())),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         assert_eq!(c.phase(), Phase::CongestionAvoidance);
         // t=0: the Westwood window opens. t=125 ms: 100 000 B in 125 ms = 800 kB/s; with the 100 ms

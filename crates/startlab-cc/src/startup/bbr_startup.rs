@@ -426,7 +426,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::BbrStartup(BbrStartup::new(BbrStartupConfig::default())),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         // One ACK per round (seq = 100 kB · k, half a flight more outstanding), with a flat
         // 10 Mb/s sample: ACK 1 fixes the first round's end, ACKs 2-5 end rounds 1-4; round 1

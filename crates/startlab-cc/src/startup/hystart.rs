@@ -243,7 +243,7 @@ pub(crate) mod tests {
                 cwnd_validation: false,
                 linux_ss_clamp: false,
             };
-            let mut c = Controller::new(cfg, startup, Avoidance::Reno(Reno));
+            let mut c = Controller::new(cfg, startup, Avoidance::Reno(Reno::default()));
             c.on_first_send(iw * MSS);
             Sender { c, una: 0, nxt: iw * MSS }
         }

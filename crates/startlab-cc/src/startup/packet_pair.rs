@@ -231,7 +231,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::PacketPair(PacketPair::new(PacketPairConfig::default())),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         c.on_first_send(MSS);
         // t=100 ms: four back-to-back segments are acknowledged 1 ms apart: C = 1 MB/s. The first

@@ -203,7 +203,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             startup,
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         let mut trace = vec![1.0];
         let mut seq = 0;

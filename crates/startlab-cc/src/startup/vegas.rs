@@ -255,7 +255,7 @@ mod tests {
                 linux_ss_clamp: false,
             },
             Startup::Vegas(Vegas::new(VegasConfig::default())),
-            Avoidance::Reno(Reno),
+            Avoidance::Reno(Reno::default()),
         );
         // As the sender does, the first round ends on the ACK covering the first segment sent.
         c.on_first_send(MSS);
