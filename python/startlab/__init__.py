@@ -108,6 +108,7 @@ def run(
     max_events: int | None = None,
     max_sim_time: float | None = None,
     max_memory: int | None = None,
+    base: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
 
@@ -120,6 +121,8 @@ def run(
             simulated seconds, before it runs.
         max_memory: stop with :class:`ResourceLimitError` when the process's resident memory
             exceeds this many bytes (checked every 1/200 of the simulated time).
+        base: for a dict scenario, the directory its relative file names (``rate_trace``)
+            resolve against; a file scenario uses its own directory.
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
@@ -129,7 +132,10 @@ def run(
     for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
         if value is not None and not value > 0:
             raise ValueError(f"{name} = {value!r}: expected a positive number or None")
-    sim = _core.Simulation(*_source(scenario))
+    text, fmt, directory = _source(scenario)
+    if base is not None and isinstance(scenario, Mapping):
+        directory = str(base)
+    sim = _core.Simulation(text, fmt, directory)
     if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
         raise ResourceLimitError(
             f"the scenario lasts {sim.duration_ns / 1e9:g} s of simulated time, more than the limit "

@@ -296,6 +296,70 @@ def bench(quick: bool, repeat: int) -> None:
     benchmark.report(benchmark.run_all(quick=quick, repeat=max(repeat, 1)))
 
 
+@cli.command()
+@click.argument("sweep_file", metavar="SWEEP.toml")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help="The results database (default: SWEEP.duckdb beside the sweep file).")
+@click.option("-j", "--jobs", type=int, help="Local worker processes (default: every core).")
+@click.option("--dask", "dask_address", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:port) instead of locally.")
+@click.option("--traces/--no-traces", default=None, help="Also store each run's traces as Parquet files (default: the sweep file's traces).")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs stored as failed.")
+@click.option("--max-events", type=float, help="Per-run limit on engine events.")
+@click.option("--max-sim-time", help="Per-run limit on simulated time (600s).")
+@click.option("--max-memory", help="Per-run limit on resident memory (2GiB); default: 80 % of the machine's memory shared among the workers.")
+@click.option("--dry-run", is_flag=True, help="List the runs and whether each is stored, to run, or refused; run nothing.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+def sweep(
+    sweep_file: str, db: Path | None, jobs: int | None, dask_address: str | None, traces: bool | None, retry_failed: bool,
+    max_events: float | None, max_sim_time: str | None, max_memory: str | None, dry_run: bool, progress: bool | None,
+) -> None:  # fmt: skip
+    """Run a parameter sweep (docs/SWEEPS.md): every run not yet in the database, on local
+    processes or a Dask cluster, each stored as it completes. Rerun to resume."""
+    from . import sweepfile, sweeprun
+
+    try:
+        spec = sweepfile.load(sweep_file)
+        given = {k: v for k, v in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)) if v is not None}
+        limits = sweepfile.parse_limits({**_limit_dict(spec.limits), **given}, "limits")
+    except sweepfile.SweepError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    if jobs is not None and jobs < 1:
+        raise _Failure(f"error: --jobs {jobs}: expected at least 1 worker", 2)
+    path = db or Path(sweep_file).with_suffix(".duckdb")
+    if dry_run:
+        stdout_console().print(_dry_run(spec, path, limits))
+        return
+    report = sweeprun.run_sweep(
+        spec, path, jobs=jobs, dask=dask_address or spec.dask, traces=traces, retry_failed=retry_failed, limits=limits, progress=progress
+    )
+    click.echo(sweeprun.describe(report), err=True)
+
+
+def _limit_dict(limits: Any) -> dict[str, Any]:
+    return {k: v for k, v in (("max_events", limits.max_events), ("max_sim_time", limits.max_sim_time), ("max_memory", limits.max_memory)) if v is not None}
+
+
+def _dry_run(spec: Any, path: Path, limits: Any) -> Table:
+    """The runs of a sweep, with the state of each in the database at ``path``."""
+    import duckdb
+
+    from . import sweeprun
+
+    tasks = sweeprun.plan(spec, limits=limits)
+    stored: dict[str, str] = {}
+    if path.exists():
+        with duckdb.connect(str(path), read_only=True) as con:
+            stored = dict(con.execute("SELECT key, status FROM runs").fetchall())
+    table = Table(title=f"{spec.name}: {len(tasks)} runs ({spec.points} points x {spec.replicates} replicates)")
+    for heading in ["point", "rep", *[c.name for c in spec.columns], "seed", "key", "state"]:
+        table.add_column(heading, justify="right" if heading in ("point", "rep", "seed") else "left")
+    for t in tasks[:200]:
+        state = f"stored ({stored[t.key]})" if t.key in stored else ("refused: " + (t.refused or "") if t.refused else "to run")
+        table.add_row(str(t.point), str(t.replicate), *[str(t.values[c.name]) for c in spec.columns], str(t.seed), t.key[:12], state)
+    if len(tasks) > 200:
+        table.caption = f"the first 200 of {len(tasks)} runs"
+    return table
+
+
 def _table(
     title: str, frame: pd.DataFrame, columns: Sequence[tuple[str, str, Callable[[Any], str]]]
 ) -> Table:
