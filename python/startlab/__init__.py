@@ -39,7 +39,9 @@ __all__ = [
     "algorithms",
     "compare",
     "normalize",
+    "open_sweep",
     "run",
+    "sweep",
     "validate",
 ]
 
@@ -95,6 +97,52 @@ def normalize(scenario: Scenario) -> dict[str, Any]:
     """The fully resolved scenario, with every default filled in, as a dict."""
     result: dict[str, Any] = json.loads(_core.normalize(*_source(scenario)))
     return result
+
+
+def sweep(
+    spec: str | os.PathLike[str],
+    db: str | os.PathLike[str] | None = None,
+    *,
+    jobs: int | None = None,
+    dask: Any = None,
+    traces: bool | None = None,
+    retry_failed: bool = False,
+    progress: bool | None = None,
+) -> Any:
+    """Run a parameter sweep (docs/SWEEPS.md) and return its results (:class:`SweepResults`).
+
+    Args:
+        spec: a sweep file, or its TOML text (then ``db`` is required and relative paths resolve
+            against the working directory).
+        db: the results database; default: the sweep file with the suffix ``.duckdb``. Runs
+            already stored there are skipped.
+        jobs: local worker processes (default: every core).
+        dask: a Dask scheduler address or ``distributed.Client`` to run on instead.
+        traces: also store traces as Parquet files (default: the sweep file's ``traces``).
+        retry_failed: run again the runs stored as failed.
+        progress: a progress bar on stderr (default: when stderr is a terminal).
+
+    Raises:
+        SweepError: the sweep file was refused (a ``ValueError``).
+    """
+    from . import sweepdb, sweepfile, sweeprun
+
+    if isinstance(spec, str) and "\n" in spec:
+        parsed = sweepfile.parse(spec, base_dir=Path.cwd())
+        if db is None:
+            raise ValueError("db: a sweep given as text needs the path of its results database")
+    else:
+        parsed = sweepfile.load(spec)
+    path = Path(db) if db is not None else Path(spec).with_suffix(".duckdb")
+    sweeprun.run_sweep(parsed, path, jobs=jobs, dask=dask or parsed.dask, traces=traces, retry_failed=retry_failed, progress=progress)
+    return sweepdb.SweepResults(path)
+
+
+def open_sweep(db: str | os.PathLike[str]) -> Any:
+    """The results of a sweep database, read-only (:class:`startlab.sweepdb.SweepResults`)."""
+    from .sweepdb import SweepResults
+
+    return SweepResults(db)
 
 
 class ResourceLimitError(RuntimeError):

@@ -308,9 +308,10 @@ def bench(quick: bool, repeat: int) -> None:
 @click.option("--max-memory", help="Per-run limit on resident memory (2GiB); default: 80 % of the machine's memory shared among the workers.")
 @click.option("--dry-run", is_flag=True, help="List the runs and whether each is stored, to run, or refused; run nothing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+@click.option("--log", is_flag=True, help="One line on stderr per stored run.")
 def sweep(
     sweep_file: str, db: Path | None, jobs: int | None, dask_address: str | None, traces: bool | None, retry_failed: bool,
-    max_events: float | None, max_sim_time: str | None, max_memory: str | None, dry_run: bool, progress: bool | None,
+    max_events: float | None, max_sim_time: str | None, max_memory: str | None, dry_run: bool, progress: bool | None, log: bool,
 ) -> None:  # fmt: skip
     """Run a parameter sweep (docs/SWEEPS.md): every run not yet in the database, on local
     processes or a Dask cluster, each stored as it completes. Rerun to resume."""
@@ -329,7 +330,7 @@ def sweep(
         stdout_console().print(_dry_run(spec, path, limits))
         return
     report = sweeprun.run_sweep(
-        spec, path, jobs=jobs, dask=dask_address or spec.dask, traces=traces, retry_failed=retry_failed, limits=limits, progress=progress
+        spec, path, jobs=jobs, dask=dask_address or spec.dask, traces=traces, retry_failed=retry_failed, limits=limits, progress=progress, log=log
     )
     click.echo(sweeprun.describe(report), err=True)
 

@@ -60,13 +60,24 @@ class SweepError(ValueError):
 #: A number with an optional unit suffix: "10Mbps", "0.5", "200ms", "1e3pkt".
 _QUANTITY = re.compile(r"^\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ%]*)\s*$")
 
-#: Units a sample's log scale may cross: the same unit on both ends is required, so no table of
-#: conversions is needed (the scenario parser reads the unit).
+#: Keys of the tables; range and sample ends may mix units of one kind (10KB .. 10MB), and the
+#: values are written in the unit of the first end.
 _SWEEP_KEYS = {"name", "base", "seed", "replicates", "limits", "traces", "dask"}
 _AXIS_KEYS = {"name", "key", "values", "range", "sample", "zip"}
 _LIMIT_KEYS = {"max_events", "max_sim_time", "max_memory"}
 _SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_RATE_UNITS = {"bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9}
+
+
+def _in_unit(number: Decimal, unit: str, target: str, where: str) -> Decimal:
+    """``number`` ``unit`` expressed in ``target`` (both sizes, durations or rates)."""
+    if unit == target:
+        return number
+    for family in (_SIZE_UNITS, _TIME_UNITS, _RATE_UNITS):
+        if unit.lower() in family and target.lower() in family:
+            return number * Decimal(str(family[unit.lower()])) / Decimal(str(family[target.lower()]))
+    raise SweepError(f"{where}: {unit or 'no unit'!s} cannot be converted to {target or 'no unit'!s}; use one unit, or sizes, durations or rates")
 
 
 @dataclass(frozen=True)
@@ -424,8 +435,9 @@ def _range(spec: Any, where: str) -> list[Any]:
     low, unit = _split(spec["from"], f"{where}.from")
     high, unit_to = _split(spec["to"], f"{where}.to")
     as_text = isinstance(spec["from"], str)
-    if unit_to != unit or isinstance(spec["to"], str) != as_text:
-        raise SweepError(f"{where}: from and to must have the same unit; got {spec['from']!r} and {spec['to']!r}")
+    if isinstance(spec["to"], str) != as_text:
+        raise SweepError(f"{where}: from and to must both have units or both be numbers; got {spec['from']!r} and {spec['to']!r}")
+    high = _in_unit(high, unit_to, unit, f"{where}.to")
     if high < low:
         raise SweepError(f"{where}: to ({spec['to']!r}) is below from ({spec['from']!r})")
     if ("step" in spec) == ("count" in spec):
@@ -434,7 +446,10 @@ def _range(spec: Any, where: str) -> list[Any]:
         if "scale" in spec:
             raise SweepError(f"{where}.scale: only with count")
         step, unit_step = _split(spec["step"], f"{where}.step")
-        if unit_step != unit or step <= 0:
+        if isinstance(spec["step"], str) != as_text:
+            raise SweepError(f"{where}.step = {spec['step']!r}: expected a step with a unit, as from")
+        step = _in_unit(step, unit_step, unit, f"{where}.step")
+        if step <= 0:
             raise SweepError(f"{where}.step = {spec['step']!r}: expected a positive step in the unit of from ({unit or 'none'})")
         n = int((high - low) / step) + 1
         if n > 1_000_000:
@@ -482,8 +497,9 @@ def _sample(spec: Any, where: str, seed: int, name: str) -> list[Any]:
     low, unit = _split(spec["low"], f"{where}.low")
     high, unit_high = _split(spec["high"], f"{where}.high")
     as_text = isinstance(spec["low"], str)
-    if unit_high != unit or isinstance(spec["high"], str) != as_text:
-        raise SweepError(f"{where}: low and high must have the same unit; got {spec['low']!r} and {spec['high']!r}")
+    if isinstance(spec["high"], str) != as_text:
+        raise SweepError(f"{where}: low and high must both have units or both be numbers; got {spec['low']!r} and {spec['high']!r}")
+    high = _in_unit(high, unit_high, unit, f"{where}.high")
     if high <= low:
         raise SweepError(f"{where}: high must be above low")
     if dist == "integer":

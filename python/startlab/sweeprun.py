@@ -295,6 +295,7 @@ def run_sweep(
     retry_failed: bool = False,
     limits: Limits | None = None,
     progress: bool | None = None,
+    log: bool = False,
 ) -> Report:
     """Run every run of ``sweep`` not yet stored in ``db``.
 
@@ -303,6 +304,7 @@ def run_sweep(
     the traces as Parquet files in ``<db>.traces/`` (default: the sweep file's ``traces``).
     ``limits`` overrides the sweep file's; without a memory limit each run gets a share of the
     machine's memory. ``progress``: a progress bar on stderr (default: when stderr is a terminal).
+    ``log``: one line on stderr per stored run (for logs of non-interactive jobs).
     """
     import startlab
 
@@ -328,7 +330,7 @@ def run_sweep(
         skipped = len(unique) - len(todo)
         backend = f"dask {_address(dask)}" if dask is not None else f"local, {jobs} worker{'s' if jobs > 1 else ''}"
         failed = 0
-        with _Progress(len(unique), skipped, progress) as bar:
+        with _Progress(len(unique), skipped, progress, log) as bar:
             # Refused scenarios are recorded at once; the rest go to the backend.
             ready = [t for t in todo if t.refused is not None]
             runnable = [t for t in todo if t.refused is None]
@@ -336,7 +338,7 @@ def run_sweep(
             for task, outcome in outcomes:
                 store.record(task, outcome, sweep.columns, version)
                 failed += outcome.status != "ok"
-                bar.advance(outcome.status != "ok")
+                bar.advance(task, outcome)
     finally:
         store.close()
     return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend)
@@ -420,9 +422,10 @@ class _Progress:
     """A progress bar of runs done / total, failures and ETA on stderr; silent when stderr is not a
     terminal (unless forced on)."""
 
-    def __init__(self, total: int, already: int, show: bool | None) -> None:
-        self.total, self.already = total, already
+    def __init__(self, total: int, already: int, show: bool | None, log: bool = False) -> None:
+        self.total, self.done = total, already
         self.show = sys.stderr.isatty() if show is None else show
+        self.log = log
         self.failed = 0
         self.bar: Any = None
 
@@ -437,13 +440,18 @@ class _Progress:
                 console=Console(stderr=True), transient=False,
             )  # fmt: skip
             self.bar.__enter__()
-            self.task = self.bar.add_task("sweep", total=self.total, completed=self.already, failed=0)
+            self.task = self.bar.add_task("sweep", total=self.total, completed=self.done, failed=0)
         return self
 
-    def advance(self, failed: bool) -> None:
+    def advance(self, task: Task, outcome: Outcome) -> None:
+        failed = outcome.status != "ok"
         self.failed += failed
+        self.done += 1
         if self.bar is not None:
             self.bar.update(self.task, advance=1, failed=self.failed)
+        if self.log:
+            line = f"[{self.done}/{self.total}] {outcome.status} {task.key} point {task.point} replicate {task.replicate} ({outcome.wall_s:.2f} s)"
+            print(line + (f": {outcome.error}" if outcome.error else ""), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:

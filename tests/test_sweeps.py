@@ -1,0 +1,349 @@
+"""Parameter sweeps: sweep files, run keys and seeds, the DuckDB store, the local and Dask
+backends, resuming after SIGKILL, failures and limits (docs/SWEEPS.md)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import startlab
+from startlab import sweepfile, sweeprun
+from startlab.cli import cli
+
+#: Two flows whose start times are drawn from the seed, so replicates differ.
+BASE = """\
+[base]
+seed = 1
+duration = "1.5s"
+[base.topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+rtt = "40ms"
+access_rate = "1Gbps"
+queue = { kind = "droptail", limit = "30pkt" }
+[base.trace]
+seq = false
+queue = false
+cwnd = false
+[[base.flows]]
+name = "a"
+size = "infinite"
+start_jitter = "200ms"
+startup = { algorithm = "slow-start" }
+[[base.flows]]
+name = "b"
+size = "200KB"
+start = "0.1s"
+start_jitter = "200ms"
+startup = { algorithm = "slow-start" }
+"""
+
+
+def sweep_text(replicates: int = 2, extra: str = "") -> str:
+    return f"""\
+[sweep]
+name = "test"
+seed = 11
+replicates = {replicates}
+
+[[axis]]
+name = "algorithm"
+key = "flows[*].startup.algorithm"
+values = ["slow-start", "hystart", "paced-start"]
+
+[[axis]]
+name = "queue"
+key = "topology.queue.limit"
+range = {{ from = "10pkt", to = "40pkt", step = "15pkt" }}
+{extra}
+{BASE}"""
+
+
+def write(tmp_path: Path, text: str, name: str = "sweep.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def tables(db: Path) -> dict[str, pd.DataFrame]:
+    """Every results table, ordered by key, without the timing columns."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        runs = con.execute("SELECT * EXCLUDE (wall_s, finished_at) FROM runs ORDER BY key").df()
+        flows = con.execute("SELECT * FROM flows ORDER BY key, flow").df()
+        links = con.execute("SELECT * FROM links ORDER BY key, link").df()
+    return {"runs": runs, "flows": flows, "links": links}
+
+
+def assert_same(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    for name in ("runs", "flows", "links"):
+        pd.testing.assert_frame_equal(a[name], b[name], check_exact=True, obj=name)
+
+
+# --- sweep files ------------------------------------------------------------------------------
+
+
+def test_the_grid_is_the_product_of_the_axes_with_replicates_innermost() -> None:
+    sweep = sweepfile.parse(sweep_text(replicates=3))
+    runs = sweep.runs()
+    assert sweep.points == 9 and len(runs) == 27
+    assert [(r.point, r.replicate) for r in runs[:4]] == [(0, 0), (0, 1), (0, 2), (1, 0)]
+    assert runs[0].values == {"algorithm": "slow-start", "queue": 10.0}
+    assert runs[3].values == {"algorithm": "slow-start", "queue": 25.0}
+    assert runs[-1].values == {"algorithm": "paced-start", "queue": 40.0}
+    # [*] reaches every flow; the range keeps the unit in the scenario and the number in the column.
+    last = runs[-1].scenario
+    assert [f["startup"]["algorithm"] for f in last["flows"]] == ["paced-start", "paced-start"]
+    assert last["topology"]["queue"]["limit"] == "40pkt"
+    axis = sweep.columns[1]
+    assert (axis.unit, axis.type, axis.kind) == ("pkt", "DOUBLE", "range")
+
+
+def test_seeds_come_from_the_sweep_seed_and_the_run_not_from_its_position() -> None:
+    runs = sweepfile.parse(sweep_text()).runs()
+    seeds = [r.seed for r in runs]
+    assert len(set(seeds)) == len(seeds), "every run has its own seed"
+    # Reordering an axis's values moves the runs but keeps each run's seed.
+    swapped = sweep_text().replace('["slow-start", "hystart", "paced-start"]', '["paced-start", "slow-start", "hystart"]')
+    by_values = {(r.values["algorithm"], r.values["queue"], r.replicate): r.seed for r in sweepfile.parse(swapped).runs()}
+    assert all(by_values[(r.values["algorithm"], r.values["queue"], r.replicate)] == r.seed for r in runs)
+    other = sweepfile.parse(sweep_text().replace("seed = 11", "seed = 12")).runs()
+    assert not set(seeds) & {r.seed for r in other}
+
+
+def test_ranges_zips_and_samples() -> None:
+    text = sweep_text(
+        replicates=1,
+        extra="""
+[[axis]]
+zip = [ { name = "rtt", key = "topology.rtt", values = ["20ms", "80ms"] },
+        { name = "rate", key = "topology.bottleneck_rate", range = { from = "1Mbps", to = "100Mbps", count = 2, scale = "log" } } ]
+
+[[axis]]
+name = "size"
+key = "flows[1].size"
+sample = { distribution = "log-uniform", low = "10KB", high = "1MB", count = 3 }
+""",
+    )
+    sweep = sweepfile.parse(text)
+    assert sweep.points == 3 * 3 * 2 * 3
+    rtt, rate, size = sweep.columns[2:]
+    assert rtt.values == ("20ms", "80ms") and rate.values == ("1Mbps", "100Mbps")
+    assert len(set(size.values)) == 3 and all(v.endswith("KB") for v in size.values)
+    assert all(10 <= float(v[:-2]) <= 1000 for v in size.values)
+    # Samples are drawn from the sweep's seed: the same file gives the same values.
+    assert sweepfile.parse(text).columns[4].values == size.values
+    assert sweepfile.parse(text.replace("seed = 11", "seed = 5")).columns[4].values != size.values
+    step = sweepfile.parse(sweep_text().replace('from = "10pkt", to = "40pkt", step = "15pkt"', "from = 0.1, to = 0.3, step = 0.1"))
+    assert step.columns[1].values == (0.1, 0.2, 0.3)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("[sweep]", "[sweep]\nbogus = 1"), "sweep.bogus: unknown key"),
+        (('key = "topology.queue.limit"', 'key = "flows[5].size"'), "flows[5] does not exist; the base scenario has 2"),
+        (('key = "topology.queue.limit"', 'key = "topology..x"'), "is not a key"),
+        (('step = "15pkt"', 'step = "15ms"'), "step: ms cannot be converted to pkt"),
+        (('step = "15pkt"', 'step = "-5pkt"'), "expected a positive step in the unit of from (pkt)"),
+        (('to = "40pkt"', 'to = "40ms"'), "ms cannot be converted to pkt"),
+        (('to = "40pkt"', "to = 40"), "both have units or both be numbers"),
+        (('step = "15pkt"', 'step = "15pkt", count = 3'), "give step or count"),
+        (("replicates = 2", "replicates = 0"), "sweep.replicates = 0"),
+        (('values = ["slow-start", "hystart", "paced-start"]', 'values = ["a", "a"]'), "a value appears twice"),
+        (('name = "queue"', 'name = "algorithm"'), "axis name 'algorithm' is used twice"),
+        (('name = "queue"', 'name = "status"'), "is a column of the runs table"),
+    ],
+)
+def test_a_bad_sweep_file_names_the_key_and_what_is_accepted(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(sweepfile.SweepError) as info:
+        sweepfile.parse(sweep_text().replace(*change, 1))
+    assert message in str(info.value)
+
+
+def test_zipped_lists_must_have_one_length() -> None:
+    extra = '[[axis]]\nzip = [ { name = "r", key = "topology.rtt", values = ["1ms", "2ms"] }, { name = "s", key = "duration", values = ["1s"] } ]\n'
+    with pytest.raises(sweepfile.SweepError, match="one length; got 2, 1"):
+        sweepfile.parse(sweep_text(extra=extra))
+
+
+# --- running and storing ----------------------------------------------------------------------
+
+
+def test_one_and_two_workers_store_identical_results(tmp_path: Path) -> None:
+    sweep = sweepfile.parse(sweep_text())
+    one = sweeprun.run_sweep(sweep, tmp_path / "j1.duckdb", jobs=1, progress=False)
+    two = sweeprun.run_sweep(sweep, tmp_path / "j2.duckdb", jobs=2, progress=False)
+    assert (one.total, one.ran, one.failed) == (18, 18, 0) and (two.ran, two.failed) == (18, 0)
+    a, b = tables(tmp_path / "j1.duckdb"), tables(tmp_path / "j2.duckdb")
+    assert_same(a, b)
+    assert len(a["flows"]) == 36 and set(a["links"]["key"]) == set(a["runs"]["key"])
+    # Replicates differ (the flows' start times come from the seed), the grid points differ.
+    flows = a["flows"].merge(a["runs"][["key", "point", "replicate"]], on="key")
+    starts = flows[flows["flow"] == "a"].pivot(index="point", columns="replicate", values="start")
+    assert (starts[0] != starts[1]).all()
+
+
+def test_results_match_a_single_run_of_the_same_scenario(tmp_path: Path) -> None:
+    sweep = sweepfile.parse(sweep_text(replicates=1))
+    sweeprun.run_sweep(sweep, tmp_path / "s.duckdb", jobs=1, progress=False)
+    spec = sweep.runs()[4]
+    alone = startlab.run(spec.scenario, progress=False)
+    with startlab.open_sweep(tmp_path / "s.duckdb") as results:
+        stored = results.flows()
+    row = stored[(stored["point"] == spec.point) & (stored["flow"] == "a")].iloc[0]
+    assert row["su_time"] == alone.flows.set_index("flow").loc["a", "su_time"]
+    assert row["throughput"] == alone.flows.set_index("flow").loc["a", "throughput"]
+
+
+def test_a_rerun_skips_stored_runs_and_retries_failed_ones_only_when_asked(tmp_path: Path) -> None:
+    # A zero bottleneck rate is refused by the scenario check: those runs fail, the sweep goes on.
+    axis = 'name = "queue"\nkey = "topology.queue.limit"\nrange = { from = "10pkt", to = "40pkt", step = "15pkt" }'
+    assert axis in sweep_text()
+    text = sweep_text(replicates=1).replace(axis, 'name = "rate"\nkey = "topology.bottleneck_rate"\nvalues = ["0Mbps", "10Mbps", "20Mbps"]')
+    sweep = sweepfile.parse(text)
+    db = tmp_path / "s.duckdb"
+    first = sweeprun.run_sweep(sweep, db, jobs=2, progress=False)
+    assert (first.total, first.ran, first.failed) == (9, 9, 3)
+    again = sweeprun.run_sweep(sweep, db, jobs=2, progress=False)
+    assert (again.skipped, again.ran) == (9, 0)
+    retry = sweeprun.run_sweep(sweep, db, jobs=2, progress=False, retry_failed=True)
+    assert (retry.ran, retry.failed) == (3, 3)
+    with startlab.open_sweep(db) as results:
+        runs = results.runs()
+        failed = results.runs(status="failed")
+    assert len(runs) == 9 and runs["key"].is_unique
+    assert set(failed["rate"]) == {0.0}
+    assert failed["error"].str.startswith("ScenarioError: topology.bottleneck_rate").all()
+    assert failed["events"].isna().all()
+
+
+def test_a_run_over_a_resource_limit_is_recorded_as_failed(tmp_path: Path) -> None:
+    extra = '[[axis]]\nname = "duration"\nkey = "duration"\nvalues = ["1s", "30s"]\n'
+    sweep = sweepfile.parse(sweep_text(replicates=1, extra=extra).replace('values = ["slow-start", "hystart", "paced-start"]', 'values = ["slow-start"]'))
+    limits = sweepfile.parse_limits({"max_sim_time": "10s", "max_events": 200_000}, "limits")
+    report = sweeprun.run_sweep(sweep, tmp_path / "s.duckdb", jobs=1, progress=False, limits=limits)
+    assert (report.ran, report.failed) == (6, 3)
+    with startlab.open_sweep(tmp_path / "s.duckdb") as results:
+        runs = results.runs()
+    too_long = runs[runs["duration"] == 30.0]
+    assert (too_long["status"] == "failed").all()
+    assert too_long["error"].str.contains("max_sim_time = 10 s").all()
+    assert (runs[runs["duration"] == 1.0]["status"] == "ok").all()
+
+
+def test_traces_are_parquet_files_listed_in_the_database_when_asked(tmp_path: Path) -> None:
+    text = sweep_text(replicates=1).replace("cwnd = false", "cwnd = true").replace('values = ["slow-start", "hystart", "paced-start"]', 'values = ["slow-start"]')
+    db = tmp_path / "s.duckdb"
+    sweeprun.run_sweep(sweepfile.parse(text), db, jobs=1, progress=False, traces=True)
+    with startlab.open_sweep(db) as results:
+        listed = results.sql("SELECT * FROM traces")
+    assert len(listed) == 3 and set(listed["kind"]) == {"cwnd"}
+    frame = pd.read_parquet(listed["path"].iloc[0])
+    assert {"time", "flow", "cwnd"} <= set(frame.columns) and len(frame) > 10
+
+
+# --- Dask -------------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning", "ignore::UserWarning")
+def test_a_dask_local_cluster_gives_the_same_tables_as_local_workers(tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    sweep = sweepfile.parse(sweep_text())
+    sweeprun.run_sweep(sweep, tmp_path / "local.duckdb", jobs=2, progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
+        report = sweeprun.run_sweep(sweep, tmp_path / "dask.duckdb", dask=client, progress=False)
+    assert report.backend.startswith("dask") and (report.ran, report.failed) == (18, 0)
+    assert_same(tables(tmp_path / "local.duckdb"), tables(tmp_path / "dask.duckdb"))
+
+
+# --- SIGKILL ----------------------------------------------------------------------------------
+
+
+def _sweep_until(path: Path, db: Path, stored: int) -> int:
+    """Start ``startlab sweep --log`` in its own process group, SIGKILL the whole group once it has
+    logged ``stored`` runs, return how many it had logged."""
+    command = [sys.executable, "-m", "startlab", "sweep", str(path), "--db", str(db), "-j", "2", "--log", "--no-progress"]
+    seen = 0
+    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, start_new_session=True) as proc:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 120
+        for line in proc.stderr:
+            if line.startswith("["):
+                seen += 1
+            if seen >= stored or time.monotonic() > deadline:
+                break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return seen
+
+
+def test_sigkill_at_any_moment_loses_no_stored_run_and_duplicates_none(tmp_path: Path) -> None:
+    path = write(tmp_path, sweep_text(replicates=4))  # 36 runs
+    db = tmp_path / "killed.duckdb"
+    logged = []
+    for stop_after in (5, 9, 4):
+        logged.append(_sweep_until(path, db, stop_after))
+        with duckdb.connect(str(db), read_only=True) as con:  # readable after every kill
+            count = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        assert count < 36, "killed partway"
+    assert all(n > 0 for n in logged)
+    result = CliRunner().invoke(cli, ["sweep", str(path), "--db", str(db), "-j", "2", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    sweeprun.run_sweep(sweepfile.load(path), tmp_path / "clean.duckdb", jobs=2, progress=False)
+    killed, clean = tables(db), tables(tmp_path / "clean.duckdb")
+    assert len(killed["runs"]) == 36 and killed["runs"]["key"].is_unique
+    assert not killed["flows"].duplicated(["key", "flow"]).any()
+    assert_same(killed, clean)
+
+
+# --- command line and API ---------------------------------------------------------------------
+
+
+def test_cli_runs_resumes_and_lists(tmp_path: Path) -> None:
+    path = write(tmp_path, sweep_text(replicates=1))
+    runner = CliRunner()
+    dry = runner.invoke(cli, ["sweep", str(path), "--dry-run"])
+    assert dry.exit_code == 0 and "9 runs (9 points x 1 replicates)" in dry.output and "to run" in dry.output
+    done = runner.invoke(cli, ["sweep", str(path), "-j", "2", "--no-progress"])
+    assert done.exit_code == 0, done.output
+    assert "9 runs: 0 already stored, 9 run (0 failed)" in done.output
+    assert (tmp_path / "sweep.duckdb").is_file()
+    again = runner.invoke(cli, ["sweep", str(path), "--no-progress"])
+    assert "9 already stored, 0 run" in again.output
+    assert "stored (ok)" in runner.invoke(cli, ["sweep", str(path), "--dry-run"]).output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sweep", "missing.toml"], "error: sweep file not found"),
+        (["sweep", "{path}", "--max-memory", "2QB"], "error: limits.max_memory = '2QB'"),
+        (["sweep", "{path}", "-j", "0"], "error: --jobs 0"),
+    ],
+)
+def test_cli_bad_input_is_one_line_with_exit_code_2(tmp_path: Path, args: list[str], message: str) -> None:
+    path = write(tmp_path, sweep_text(replicates=1))
+    result = CliRunner().invoke(cli, [a.format(path=path) for a in args])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_the_python_api_returns_dataframes(tmp_path: Path) -> None:
+    path = write(tmp_path, sweep_text(replicates=1))
+    with startlab.sweep(path, jobs=2, progress=False) as results:
+        runs, flows, links = results.runs(), results.flows(), results.links()
+        axes = results.axes
+    assert len(runs) == 9 and (runs["status"] == "ok").all()
+    assert {"algorithm", "queue", "replicate", "flow", "su_time"} <= set(flows.columns) and len(flows) == 18
+    assert len(links) > 0 and list(axes["name"]) == ["algorithm", "queue"]
+    with pytest.raises(OSError, match="not found"):
+        startlab.open_sweep(tmp_path / "nothing.duckdb")
