@@ -380,6 +380,16 @@ def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
     return fmt(value)
 
 
+def _register_sweep_analysis() -> None:
+    from .sweepstats import plot_command, results_command
+
+    cli.add_command(results_command)
+    cli.add_command(plot_command)
+
+
+_register_sweep_analysis()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``startlab`` command (exits the process)."""
     cli.main(args=argv, prog_name="startlab")

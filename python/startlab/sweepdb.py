@@ -67,6 +67,13 @@ class SweepResults:
 
         return sweepstats.aggregate(self.con, x, y, by=by, **options)
 
+    def plot(self, x: str, y: str, by: str | None = None, **options: Any) -> Any:
+        """The papers' kind of figure: ``y`` against ``x``, a line with its confidence band per
+        ``by`` value (:func:`startlab.sweepstats.plot_lines`)."""
+        from . import sweepstats
+
+        return sweepstats.plot_lines(self.aggregate(x, y, by=by, **options))
+
     def _joined(self, table: str, order: str) -> pd.DataFrame:
         if table not in self._tables:
             return pd.DataFrame()

@@ -5,6 +5,7 @@ A sweep file is TOML::
     [sweep]
     name = "fig8"                      # default: the file's stem
     base = "../paced-start-past.toml"  # or an inline [base] table
+    set = { duration = "20s" }         # fixed changes to the base, any keys (before the axes)
     seed = 1                           # the sweep's seed (default 1)
     replicates = 3                     # runs per grid point, each with its own seed (default 1)
     limits = { max_events = 50_000_000, max_sim_time = "600s", max_memory = "2GiB" }
@@ -62,7 +63,7 @@ _QUANTITY = re.compile(r"^\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
 
 #: Keys of the tables; range and sample ends may mix units of one kind (10KB .. 10MB), and the
 #: values are written in the unit of the first end.
-_SWEEP_KEYS = {"name", "base", "seed", "replicates", "limits", "traces", "dask"}
+_SWEEP_KEYS = {"name", "base", "set", "seed", "replicates", "limits", "traces", "dask"}
 _AXIS_KEYS = {"name", "key", "values", "range", "sample", "zip"}
 _LIMIT_KEYS = {"max_events", "max_sim_time", "max_memory"}
 _SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
@@ -222,6 +223,14 @@ def parse(text: str, base_dir: str | Path | None = None, default_name: str = "sw
     if not isinstance(replicates, int) or isinstance(replicates, bool) or not 1 <= replicates <= 100_000:
         raise SweepError(f"sweep.replicates = {replicates!r}: expected an integer from 1 to 100000")
     base, base_from = _base(head, doc, base_dir)
+    fixed = head.get("set", {})
+    if not isinstance(fixed, dict):
+        raise SweepError("sweep.set: expected a table of scenario keys and values, such as { duration = \"20s\", \"flows[0].start_jitter\" = \"10ms\" }")
+    for key, value in fixed.items():
+        try:
+            set_key(base, key, value)
+        except SweepError as e:
+            raise SweepError(f"sweep.set: {e}") from None
     axes = _axes(doc.get("axis", []), seed, base)
     if replicates > 1 and any("seed" in c.keys for a in axes for c in a.columns):
         raise SweepError("sweep.replicates: an axis sets the seed, so replicates must be 1")

@@ -77,8 +77,8 @@ class Outcome:
     events: int | None = None
     sim_time_s: float | None = None
     warmup_end: float | None = None
-    flows: pd.DataFrame | None = None
-    links: pd.DataFrame | None = None
+    flows: Any = None  # pyarrow.Table with the run's key first
+    links: Any = None
     traces: dict[str, str] | None = None
 
 
@@ -94,6 +94,8 @@ class Report:
     duplicates: int
     seconds: float
     backend: str
+    store_seconds: float = 0.0
+    run_seconds: float = 0.0
 
 
 def run_key(resolved: str, version: str) -> str:
@@ -148,9 +150,18 @@ def execute(task: Task) -> Outcome:
     return Outcome(
         task.key, "ok", None, time.perf_counter() - started,
         events=int(result.stats["events"]), sim_time_s=result.stats["sim_time_ns"] / 1e9,
-        warmup_end=result.warmup_end, flows=_plain_frame(result.flows), links=_plain_frame(result.links),
+        warmup_end=result.warmup_end, flows=_arrow(task.key, result.flows), links=_arrow(task.key, result.links),
         traces=traces,
     )  # fmt: skip
+
+
+def _arrow(key: str, frame: pd.DataFrame) -> Any:
+    """A result table as Arrow, the run's key first (built in the worker: the store only scans it)."""
+    import pyarrow as pa
+
+    data = _plain_frame(frame)
+    data.insert(0, "key", key)
+    return pa.Table.from_pandas(data, preserve_index=False)
 
 
 def _plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -234,10 +245,9 @@ class Store:
         con = self.con
         con.execute("BEGIN")
         try:
+            # Only a failed run is ever stored again (--retry-failed), and a failed run has no
+            # flows, links or traces rows: its runs row is all there is to replace.
             con.execute("DELETE FROM runs WHERE key = ?", [task.key])
-            con.execute("DELETE FROM flows WHERE key = ?", [task.key]) if self._tables["flows"] else None
-            con.execute("DELETE FROM links WHERE key = ?", [task.key]) if self._tables["links"] else None
-            con.execute("DELETE FROM traces WHERE key = ?", [task.key])
             names = [n for n, _ in _RUN_HEAD] + [c.name for c in columns] + [n for n, _ in _RUN_TAIL[:-1]]
             values = [task.key, task.point, task.replicate, task.seed]
             values += [task.values[c.name] for c in columns]
@@ -246,8 +256,8 @@ class Store:
             quoted = ", ".join(f'"{n}"' for n in names)
             con.execute(f"INSERT INTO runs ({quoted}, finished_at) VALUES ({marks}, now())", values)
             for table, frame in (("flows", outcome.flows), ("links", outcome.links)):
-                if frame is not None and len(frame):
-                    self._insert(table, task.key, frame)
+                if frame is not None and frame.num_rows:
+                    self._insert(table, frame)
             for kind, path in (outcome.traces or {}).items():
                 con.execute("INSERT INTO traces VALUES (?, ?, ?)", [task.key, kind, path])
             con.execute("COMMIT")
@@ -255,17 +265,16 @@ class Store:
             con.execute("ROLLBACK")
             raise
 
-    def _insert(self, table: str, key: str, frame: pd.DataFrame) -> None:
+    def _insert(self, table: str, data: Any) -> None:
         con = self.con
-        data = frame.copy()
-        data.insert(0, "key", key)
+        # An Arrow table is scanned by DuckDB without a per-column round trip through pandas.
         con.register("incoming", data)
         try:
             if not self._tables[table]:
                 con.execute(f"CREATE TABLE {table} AS SELECT * FROM incoming")
-                self._tables[table] = set(data.columns)
+                self._tables[table] = set(data.column_names)
                 return
-            missing = [c for c in data.columns if c not in self._tables[table]]
+            missing = [c for c in data.column_names if c not in self._tables[table]]
             if missing:
                 types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM incoming)").fetchall())
                 for c in missing:
@@ -330,18 +339,22 @@ def run_sweep(
         skipped = len(unique) - len(todo)
         backend = f"dask {_address(dask)}" if dask is not None else f"local, {jobs} worker{'s' if jobs > 1 else ''}"
         failed = 0
+        store_seconds = run_seconds = 0.0
         with _Progress(len(unique), skipped, progress, log) as bar:
             # Refused scenarios are recorded at once; the rest go to the backend.
             ready = [t for t in todo if t.refused is not None]
             runnable = [t for t in todo if t.refused is None]
             outcomes = itertools.chain(((t, execute(t)) for t in ready), _dask(runnable, dask) if dask is not None else _local(runnable, jobs))
             for task, outcome in outcomes:
+                before = time.perf_counter()
                 store.record(task, outcome, sweep.columns, version)
+                store_seconds += time.perf_counter() - before
+                run_seconds += outcome.wall_s
                 failed += outcome.status != "ok"
                 bar.advance(task, outcome)
     finally:
         store.close()
-    return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend)
+    return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend, store_seconds, run_seconds)
 
 
 def _address(dask: Any) -> str:
@@ -466,6 +479,8 @@ def describe(report: Report) -> str:
         f"in {report.seconds:.1f} s" + (f" ({per_minute:.0f} runs/min)" if math.isfinite(per_minute) else ""),
         f"on {report.backend}",
     ]
+    if report.ran:
+        parts.append(f"store {1e3 * report.store_seconds / report.ran:.1f} ms/run against {1e3 * report.run_seconds / report.ran:.0f} ms/run simulating")
     if report.duplicates:
         parts.append(f"{report.duplicates} duplicate grid points (same scenario and seed) run once")
     return "; ".join(parts) + f" -> {report.db}"

@@ -220,7 +220,8 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 return err(format!("{p}.kind"), format!("{other:?} is not a known cross-traffic source; expected \"cbr\", \"poisson\" or \"onoff\""))
             }
         };
-        let rate = positive_rate(&format!("{p}.rate"), c.rate.0)?;
+        // A rate of 0 is a source that sends nothing: the zero point of a sweep over cross load.
+        let rate = c.rate.0;
         if c.packet_size.0 == 0 || c.packet_size.0 > 65_535 {
             return err(format!("{p}.packet_size"), "must be between 1B and 65535B");
         }

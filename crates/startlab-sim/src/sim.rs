@@ -461,7 +461,9 @@ impl Simulation {
                 // The source starts in an on period of random length.
                 st.on_until = st.start + exp_dur(rng, on.as_secs_f64());
             }
-            q.push(Time(c.start.as_nanos()), Source::Cross(j as u32));
+            if c.rate.bps() > 0 {
+                q.push(Time(c.start.as_nanos()), Source::Cross(j as u32));
+            }
         }
         let mut paths = Vec::new();
         for (i, f) in specs.iter().enumerate() {

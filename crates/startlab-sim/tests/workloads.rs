@@ -339,3 +339,19 @@ reverse = true
     let (a, b) = (util("bottleneck:left->right"), util("bottleneck:right->left"));
     assert!(a > 0.5 && b > 0.5, "both directions carry data: {a} {b}");
 }
+
+#[test]
+fn a_cross_source_of_rate_zero_sends_nothing_and_changes_nothing() {
+    let base = |cross: &str| {
+        format!(
+            "seed = 1\nduration = \"2s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck_rate = \"10Mbps\"\nrtt = \"40ms\"\naccess_rate = \"1Gbps\"\nqueue = {{ kind = \"droptail\", limit = \"50pkt\" }}\n[[flows]]\nname = \"f\"\nsize = \"infinite\"\n{cross}"
+        )
+    };
+    let zero = run(&base("[[cross]]\nkind = \"cbr\"\nrate = \"0bps\"\npacket_size = \"1000B\"\n"));
+    let none = run(&base(""));
+    let (a, b) = (zero.results(), none.results());
+    assert_eq!(a.flows[0].bytes_delivered, b.flows[0].bytes_delivered);
+    assert_eq!(a.flows[0].su_time, b.flows[0].su_time);
+    let arrivals = |r: &startlab_sim::Results| r.links.iter().map(|l| l.arrivals).sum::<u64>();
+    assert_eq!(arrivals(&a), arrivals(&b), "the zero-rate source sent no packet");
+}
