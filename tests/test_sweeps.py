@@ -347,3 +347,28 @@ def test_the_python_api_returns_dataframes(tmp_path: Path) -> None:
     assert len(links) > 0 and list(axes["name"]) == ["algorithm", "queue"]
     with pytest.raises(OSError, match="not found"):
         startlab.open_sweep(tmp_path / "nothing.duckdb")
+
+
+def crash_on_point_one(task: sweeprun.Task) -> sweeprun.Outcome:
+    """A stand-in for a run that kills its worker process (the OOM killer, a crash)."""
+    if task.point == 1:
+        os._exit(3)
+    return sweeprun.execute(task)
+
+
+def test_a_run_that_kills_its_worker_is_recorded_as_failed_and_the_others_complete() -> None:
+    sweep = sweepfile.parse(sweep_text(replicates=1))
+    tasks = sweeprun.plan(sweep)[:4]
+    outcomes = {task.point: outcome for task, outcome in sweeprun._local(tasks, 2, crash_on_point_one)}
+    assert sorted(outcomes) == [0, 1, 2, 3]
+    assert outcomes[1].status == "failed" and outcomes[1].error.startswith("WorkerDied")
+    assert all(outcomes[p].status == "ok" for p in (0, 2, 3))
+
+
+def test_aggregates_over_replicates_of_a_real_sweep(tmp_path: Path) -> None:
+    with startlab.sweep(write(tmp_path, sweep_text(replicates=3)), jobs=2, progress=False) as results:
+        frame = results.aggregate("queue", "throughput", by="algorithm")
+        figure = results.plot("queue", "su_time", by="algorithm")
+    assert len(frame) == 9 and (frame["n"] == 3).all()
+    assert ((frame["ci_low"] <= frame["throughput"]) & (frame["throughput"] <= frame["ci_high"])).all()
+    assert figure.axes

@@ -24,7 +24,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -372,7 +372,7 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
 
 
-def _local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, Outcome]]:
+def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execute) -> Iterator[tuple[Task, Outcome]]:
     """Runs on a pool of ``jobs`` processes, yielding each outcome as it completes. A worker that
     dies (a crash, the kernel's OOM killer) breaks the pool: the runs that were in flight are
     retried one at a time in a fresh process, and the one that kills its process again is recorded
@@ -384,29 +384,33 @@ def _local(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, Outcome]]:
         with _pool(workers) as pool:
             flying: dict[cf.Future[Outcome], Task] = {}
             try:
-                while pending or flying:
+                broken = False
+                while (pending or flying) and not broken:
                     while pending and len(flying) < workers * _IN_FLIGHT_PER_WORKER:
                         task = pending.pop()
-                        flying[pool.submit(execute, task)] = task
+                        flying[pool.submit(work, task)] = task
                     done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
                     for future in done:
-                        task = flying.pop(future)
-                        yield task, future.result()
-            except cf.process.BrokenProcessPool:
+                        try:
+                            outcome = future.result()
+                        except cf.process.BrokenProcessPool:
+                            broken = True  # every run still in flight is a suspect
+                            continue
+                        yield flying.pop(future), outcome
                 suspects = list(flying.values())
             except BaseException:
                 for future in flying:
                     future.cancel()
                 raise
         for task in suspects:
-            yield task, _isolated(task)
+            yield task, _isolated(task, work)
 
 
-def _isolated(task: Task) -> Outcome:
+def _isolated(task: Task, work: Callable[[Task], Outcome] = execute) -> Outcome:
     """Run one task alone in a fresh process; if that process dies too, the run failed."""
     with _pool(1) as pool:
         try:
-            return pool.submit(execute, task).result()
+            return pool.submit(work, task).result()
         except cf.process.BrokenProcessPool:
             return Outcome(task.key, "failed", "WorkerDied: the worker process ended abruptly while running this run (killed, out of memory or crashed)", 0.0)
 
