@@ -58,7 +58,7 @@ fn algorithms() -> PyResult<String> {
 }
 
 /// One simulation of one scenario.
-#[pyclass(module = "startlab._core", unsendable)]
+#[pyclass(module = "startlab._core")]
 struct Simulation {
     sim: Sim,
 }
