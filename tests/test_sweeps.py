@@ -372,3 +372,13 @@ def test_aggregates_over_replicates_of_a_real_sweep(tmp_path: Path) -> None:
     assert len(frame) == 9 and (frame["n"] == 3).all()
     assert ((frame["ci_low"] <= frame["throughput"]) & (frame["throughput"] <= frame["ci_high"])).all()
     assert figure.axes
+
+
+def test_the_store_benchmark_records_new_keys(tmp_path: Path) -> None:
+    from startlab import sweepbench
+
+    blocks = sweepbench._store_alone(tmp_path, total=20, block=10)
+    assert len(blocks) == 2 and all(b > 0 for b in blocks)
+    with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (20, 20)
+        assert con.execute("SELECT count(DISTINCT key) FROM flows").fetchone() == (20,)

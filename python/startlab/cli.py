@@ -289,8 +289,15 @@ def algorithms(as_json: bool) -> None:
 @cli.command()
 @click.option("--quick", is_flag=True, help="2 s of simulated time and at most 100 flows.")
 @click.option("--repeat", default=3, show_default=True, help="Runs per scenario; the fastest is kept.")
-def bench(quick: bool, repeat: int) -> None:
-    """Time the benchmark scenarios, each in a fresh process."""
+@click.option("--sweep", "sweeps", is_flag=True, help="Instead: the Figure 8 sweep's runs per minute and the store's cost per run.")
+@click.option("--dask", is_flag=True, help="With --sweep: also on a Dask LocalCluster.")
+def bench(quick: bool, repeat: int, sweeps: bool, dask: bool) -> None:
+    """Time the benchmark scenarios, each in a fresh process (docs/PERFORMANCE.md)."""
+    if sweeps:
+        from . import sweepbench
+
+        sweepbench.run(dask=dask)
+        return
     from . import bench as benchmark
 
     benchmark.report(benchmark.run_all(quick=quick, repeat=max(repeat, 1)))
