@@ -262,8 +262,14 @@ def test_a_dask_local_cluster_gives_the_same_tables_as_local_workers(tmp_path: P
     sweeprun.run_sweep(sweep, tmp_path / "local.duckdb", jobs=2, progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
         report = sweeprun.run_sweep(sweep, tmp_path / "dask.duckdb", dask=client, progress=False)
+        # The command line's way: the scheduler's address (half the sweep stored, the rest resumed there).
+        half = sweepfile.parse(sweep_text().replace('"slow-start", "hystart", "paced-start"', '"slow-start", "hystart"'))
+        sweeprun.run_sweep(half, tmp_path / "address.duckdb", jobs=1, progress=False)
+        by_address = sweeprun.run_sweep(sweep, tmp_path / "address.duckdb", dask=cluster.scheduler_address, progress=False)
     assert report.backend.startswith("dask") and (report.ran, report.failed) == (18, 0)
+    assert (by_address.skipped, by_address.ran) == (12, 6) and by_address.backend == f"dask {cluster.scheduler_address}"
     assert_same(tables(tmp_path / "local.duckdb"), tables(tmp_path / "dask.duckdb"))
+    assert_same(tables(tmp_path / "local.duckdb"), tables(tmp_path / "address.duckdb"))
 
 
 # --- SIGKILL ----------------------------------------------------------------------------------
