@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -18,7 +21,6 @@ from click.testing import CliRunner
 from matplotlib.figure import Figure
 from rich.console import Console
 from scipy import stats
-
 from startlab import sweepstats
 from startlab.sweepstats import SweepStatsError
 
@@ -263,6 +265,42 @@ def test_where_filters_before_aggregating(con) -> None:
         sweepstats.aggregate(con, "cbw", "su_time", where="no_such_column > 1")
 
 
+def test_other_axes_pooled_are_reported(con) -> None:
+    pooled = sweepstats.aggregate(con, "cbw", "su_time")
+    assert pooled.attrs["pooled"] == ["algorithm"]
+    assert pooled.attrs["pooled_values"] == {"algorithm": 2}
+    assert sweepstats.aggregate(con, "algorithm", "su_time").attrs["pooled_values"] == {"cbw": 3}
+    assert sweepstats.aggregate(con, "cbw", "su_time", by="algorithm").attrs["pooled"] == []
+    assert sweepstats.aggregate(con, "cbw", "su_time", where="algorithm = 'hystart'").attrs["pooled"] == []
+    # startup is the algorithm: within each group a single algorithm, nothing pooled
+    assert sweepstats.aggregate(con, "cbw", "su_time", by="startup").attrs["pooled"] == []
+    # algorithm varies with cbw but never within a cbw group
+    diagonal = "(algorithm = 'hystart' AND cbw = 10) OR (algorithm = 'slow-start' AND cbw = 20)"
+    assert sweepstats.aggregate(con, "cbw", "su_time", where=diagonal).attrs["pooled"] == []
+    # a flows condition leaving only hystart's runs: only the runs entering the result count
+    hystart = sweepstats.aggregate(con, "cbw", "su_time", where="f.past_case = 1")
+    assert hystart.attrs["pooled"] == [] and len(hystart) == 3
+    assert sweepstats.flow_values(con, "su_time").attrs["pooled_values"] == {"algorithm": 2, "cbw": 3}
+    assert sweepstats.flow_values(con, "su_time", by="algorithm").attrs["pooled"] == ["cbw"]
+    # the statistic itself is unchanged: the pooled mean over both algorithms
+    row = pooled[pooled["cbw"] == 10.0].iloc[0]
+    values = np.concatenate([per_run_su_time(a, 10.0) for a in ALGORITHMS])
+    assert (row["n"], row["su_time"]) == (len(values), pytest.approx(values.mean(), rel=1e-12))
+
+
+def test_pooling_without_an_axes_table(db_path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "noaxes.duckdb"
+    shutil.copy(db_path, copy)
+    duckdb.connect(str(copy)).execute("DROP TABLE axes").close()
+    connection = sweepstats.open_db(copy)
+    try:
+        frame = sweepstats.aggregate(connection, "cbw", "su_time")
+        assert frame.attrs["pooled"] == [] and frame.attrs["pooled_values"] == {}
+        assert len(frame) == 3
+    finally:
+        connection.close()
+
+
 def test_aggregate_is_deterministic(con) -> None:
     first = sweepstats.aggregate(con, "cbw", "throughput", by="startup", stat="median")
     pd.testing.assert_frame_equal(first, sweepstats.aggregate(con, "cbw", "throughput", by="startup", stat="median"))
@@ -301,9 +339,39 @@ def test_open_db_refuses_what_is_not_a_sweep(tmp_path: Path) -> None:
         sweepstats.open_db(other)
 
 
-def test_open_db_is_read_only(con) -> None:
+def test_open_db_is_read_only(con, tmp_path: Path) -> None:
     with pytest.raises(duckdb.Error, match="read-only"):
         con.execute("DELETE FROM runs")
+    target = tmp_path / "x.csv"
+    for sql in (
+        f"COPY (SELECT 1) TO '{target}'",
+        f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+        "SELECT * FROM read_csv('/etc/hostname')",
+        "SET enable_external_access = true",
+    ):
+        with pytest.raises(duckdb.Error):
+            con.execute(sql)
+    assert not target.exists() and not (tmp_path / "other.duckdb").exists()
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (24,)
+
+
+@pytest.fixture()
+def writer(db_path: Path):
+    """Another process holding the database open read-write, as a running sweep does."""
+    code = "import duckdb, time, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(30)"
+    with subprocess.Popen([sys.executable, "-c", code, str(db_path)], stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ok"
+            yield proc
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def test_open_db_says_a_locked_database_is_in_use(db_path: Path, writer) -> None:
+    with pytest.raises(SweepStatsError, match="being written by another process") as info:
+        sweepstats.open_db(db_path)
+    assert "expected" not in str(info.value)
 
 
 # -------------------------------------------------------------------------------------------
@@ -403,6 +471,36 @@ def test_results_sql_prints_or_writes_csv(db_path: Path, tmp_path: Path) -> None
     assert_one_line_error(invoke(sweepstats.results_command, db_path, "--csv", out), "--csv needs --sql")
 
 
+def test_results_sql_cannot_touch_files(db_path: Path, tmp_path: Path) -> None:
+    target = tmp_path / "x.csv"
+    for sql in (
+        f"COPY (SELECT 1) TO '{target}'",
+        f"COPY runs TO '{target}'",
+        f"EXPORT DATABASE '{tmp_path / 'export'}'",
+        "SELECT * FROM read_csv('/etc/hostname')",
+        f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+        "INSTALL httpfs",
+    ):
+        assert_one_line_error(invoke(sweepstats.results_command, db_path, "--sql", sql), "--sql")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.duckdb"]
+    result = invoke(sweepstats.results_command, db_path, "--sql", "SELECT count(*) AS n FROM flows f JOIN runs r USING (key)")
+    assert result.exit_code == 0, result.stderr
+    assert "66" in result.stdout  # 22 ok runs × 3 flows
+    assert invoke(sweepstats.results_command, db_path).exit_code == 0
+
+
+def test_commands_say_a_locked_database_is_in_use(db_path: Path, writer) -> None:
+    expected = f"error: {db_path} is being written by another process (a running sweep); try again when it ends"
+    for result in (
+        invoke(sweepstats.results_command, db_path),
+        invoke(sweepstats.results_command, db_path, "--sql", "SELECT 1"),
+        invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--table"),
+    ):
+        assert_one_line_error(result)
+        assert result.stderr.strip() == expected
+        assert "sweep database" not in result.stderr
+
+
 def test_plot_writes_a_png_and_prints_the_table(db_path: Path) -> None:
     result = invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--by", "algorithm")
     assert result.exit_code == 0, result.stderr
@@ -411,6 +509,28 @@ def test_plot_writes_a_png_and_prints_the_table(db_path: Path) -> None:
     assert str(png) in result.stderr
     assert "slow-start" in result.stdout and "2 failed runs excluded" in result.stdout
     assert "5.5" in result.stdout  # hystart at 20 Mbps: 2 + 2.5 + 0.5
+    assert "note:" not in result.stderr and "pooled" not in result.stdout
+
+
+def test_plot_notes_the_axes_it_pools(db_path: Path, con) -> None:
+    result = invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time")
+    assert result.exit_code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert notes == ["note: pooled over algorithm (2 values); fix them with --where or add --by"]
+    assert "pooled over algorithm (2 values)" in result.stdout  # the table's caption
+    result = invoke(sweepstats.plot_command, db_path, "--y", "su_time", "--kind", "cdf", "--by", "startup", "--table")
+    assert result.exit_code == 0, result.stderr
+    # startup is the algorithm, so only cbw is mixed into each curve
+    assert result.stderr.strip() == "note: pooled over cbw (3 values); fix them with --where"
+    result = invoke(
+        sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--where", "algorithm = 'hystart'", "--table"
+    )
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    figure = sweepstats.plot_lines(sweepstats.aggregate(con, "cbw", "su_time"))
+    assert "pooled over algorithm" in figure.axes[0].get_title()
+    figure = sweepstats.plot_lines(sweepstats.aggregate(con, "cbw", "su_time", by="algorithm"))
+    assert "pooled" not in figure.axes[0].get_title()
+    assert "pooled over cbw" in sweepstats.plot_cdf(con, "su_time", by="algorithm").axes[0].get_title()
 
 
 def test_plot_cdf_and_table_only(db_path: Path, tmp_path: Path) -> None:

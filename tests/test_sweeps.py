@@ -169,6 +169,38 @@ def test_a_bad_sweep_file_names_the_key_and_what_is_accepted(change: tuple[str, 
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('[[axis]]\nname = "ALGORITHM"\nkey = "duration"\nvalues = ["1s"]\n', "is used twice (names ignore case)"),
+        ('[[axis]]\nname = "Seed"\nkey = "duration"\nvalues = ["1s"]\n', "is a column of the runs table"),
+        ('[[axis]]\nname = "q2"\nkey = "topology.queue.limit"\nvalues = ["5pkt"]\n', "axes 'queue' and 'q2' both set 'topology.queue.limit'"),
+        ('[[axis]]\nname = "s"\nkey = "seed"\nvalues = [1.5, 2.5]\n', "sets the seed: its values must be integers"),
+        ('[[axis]]\nname = "s"\nkey = "seed"\nvalues = [-1, 2]\n', "sets the seed: its values must be integers"),
+        ('[[axis]]\nname = "d"\nkey = "duration"\nvalues = [1979-05-27]\n', "a date is not a scenario value"),
+    ],
+)
+def test_axes_that_would_store_wrong_values_are_refused(extra: str, message: str) -> None:
+    with pytest.raises(sweepfile.SweepError) as info:
+        sweepfile.parse(sweep_text(replicates=1, extra=extra))
+    assert message in str(info.value)
+
+
+def test_set_merges_tables_into_the_base_and_leaves_the_seed_to_the_sweep() -> None:
+    text = sweep_text().replace("replicates = 2", 'replicates = 2\nset = { topology.rtt = "20ms", "flows[0].size" = "1MB" }')
+    base = sweepfile.parse(text).base
+    assert base["topology"]["rtt"] == "20ms" and base["topology"]["kind"] == "dumbbell"
+    assert base["flows"][0]["size"] == "1MB"
+    with pytest.raises(sweepfile.SweepError, match="sweep.set.seed"):
+        sweepfile.parse(sweep_text().replace("replicates = 2", "replicates = 2\nset = { seed = 7 }"))
+
+
+def test_a_base_file_that_is_not_text_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_bytes(b"seed = 1\n\xff\xfe")
+    with pytest.raises(sweepfile.SweepError, match="is not UTF-8 text"):
+        sweepfile.parse('[sweep]\nbase = "base.toml"\n', base_dir=tmp_path)
+
+
 def test_zipped_lists_must_have_one_length() -> None:
     extra = '[[axis]]\nzip = [ { name = "r", key = "topology.rtt", values = ["1ms", "2ms"] }, { name = "s", key = "duration", values = ["1s"] } ]\n'
     with pytest.raises(sweepfile.SweepError, match="one length; got 2, 1"):
@@ -226,6 +258,39 @@ def test_a_rerun_skips_stored_runs_and_retries_failed_ones_only_when_asked(tmp_p
     assert failed["events"].isna().all()
 
 
+def test_a_sweep_whose_every_run_is_refused_is_an_error(tmp_path: Path) -> None:
+    text = sweep_text(replicates=1).replace('key = "topology.queue.limit"', 'key = "topology.queue_limit"')
+    with pytest.raises(sweepfile.SweepError, match="every run of the sweep is refused.*queue_limit"):
+        sweeprun.run_sweep(sweepfile.parse(text), tmp_path / "s.duckdb", jobs=1, progress=False)
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_runs_of_an_earlier_sweep_definition_are_archived_and_come_back(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    short = sweepfile.parse(sweep_text(replicates=1))
+    sweeprun.run_sweep(short, db, jobs=2, progress=False)
+    longer = sweepfile.parse(sweep_text(replicates=1).replace('duration = "1.5s"', 'duration = "2s"'))
+    report = sweeprun.run_sweep(longer, db, jobs=2, progress=False)
+    assert (report.archived, report.restored, report.ran) == (9, 0, 9)
+    with startlab.open_sweep(db) as results:
+        assert len(results.runs()) == 9 and (results.flows()["flow"].value_counts() == 9).all()
+        assert len(results.sql("SELECT * FROM archive_runs")) == 9
+        assert len(results.sql("SELECT * FROM archive_flows")) == 18
+    back = sweeprun.run_sweep(short, db, jobs=2, progress=False)
+    assert (back.archived, back.restored, back.ran) == (9, 9, 0)
+    sweeprun.run_sweep(short, tmp_path / "clean.duckdb", jobs=2, progress=False)
+    assert_same(tables(db), tables(tmp_path / "clean.duckdb"))
+
+
+def test_an_axis_that_changed_type_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    sweeprun.run_sweep(sweepfile.parse(sweep_text(replicates=1)), db, jobs=1, progress=False)
+    text = sweep_text(replicates=1).replace('range = { from = "10pkt", to = "40pkt", step = "15pkt" }', 'values = ["10pkt", "40000B"]')
+    with pytest.raises(sweeprun.SweepStoreError, match="axis 'queue' holds VARCHAR values now but the database stores it as DOUBLE"):
+        sweeprun.run_sweep(sweepfile.parse(text), db, jobs=1, progress=False)
+    assert len(tables(db)["runs"]) == 9
+
+
 def test_a_run_over_a_resource_limit_is_recorded_as_failed(tmp_path: Path) -> None:
     extra = '[[axis]]\nname = "duration"\nkey = "duration"\nvalues = ["1s", "30s"]\n'
     sweep = sweepfile.parse(sweep_text(replicates=1, extra=extra).replace('values = ["slow-start", "hystart", "paced-start"]', 'values = ["slow-start"]'))
@@ -266,10 +331,17 @@ def test_a_dask_local_cluster_gives_the_same_tables_as_local_workers(tmp_path: P
         half = sweepfile.parse(sweep_text().replace('"slow-start", "hystart", "paced-start"', '"slow-start", "hystart"'))
         sweeprun.run_sweep(half, tmp_path / "address.duckdb", jobs=1, progress=False)
         by_address = sweeprun.run_sweep(sweep, tmp_path / "address.duckdb", dask=cluster.scheduler_address, progress=False)
+        # And from a fresh process, where no other client exists.
+        cli_db = tmp_path / "cli.duckdb"
+        command = [sys.executable, "-m", "startlab", "sweep", str(write(tmp_path, sweep_text())), "--db", str(cli_db), "--dask", cluster.scheduler_address, "--no-progress"]
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert finished.returncode == 0, finished.stderr
+        assert f"on dask {cluster.scheduler_address}" in finished.stderr
     assert report.backend.startswith("dask") and (report.ran, report.failed) == (18, 0)
     assert (by_address.skipped, by_address.ran) == (12, 6) and by_address.backend == f"dask {cluster.scheduler_address}"
     assert_same(tables(tmp_path / "local.duckdb"), tables(tmp_path / "dask.duckdb"))
     assert_same(tables(tmp_path / "local.duckdb"), tables(tmp_path / "address.duckdb"))
+    assert_same(tables(tmp_path / "local.duckdb"), tables(cli_db))
 
 
 # --- SIGKILL ----------------------------------------------------------------------------------
@@ -312,6 +384,31 @@ def test_sigkill_at_any_moment_loses_no_stored_run_and_duplicates_none(tmp_path:
     assert_same(killed, clean)
 
 
+def test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes(tmp_path: Path) -> None:
+    path = write(tmp_path, sweep_text(replicates=4))
+    db = tmp_path / "s.duckdb"
+    command = [sys.executable, "-m", "startlab", "sweep", str(path), "--db", str(db), "-j", "2", "--log", "--no-progress"]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as proc:
+        assert proc.stderr is not None
+        logged = 0
+        for line in proc.stderr:
+            logged += line.startswith("[")
+            if logged == 4:
+                proc.send_signal(signal.SIGINT)
+                break
+        rest = proc.stderr.read()
+        assert proc.wait() == 130
+    # The runs the workers were running when Ctrl-C came are stored too (they are logged).
+    assert "interrupted: storing the" in rest and "run the sweep again to resume" in rest
+    logged += rest.count("\n[")  + rest.startswith("[")
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert stored == logged and 4 <= stored < 36
+    sweeprun.run_sweep(sweepfile.load(path), db, jobs=2, progress=False)
+    sweeprun.run_sweep(sweepfile.load(path), tmp_path / "clean.duckdb", jobs=2, progress=False)
+    assert_same(tables(db), tables(tmp_path / "clean.duckdb"))
+
+
 # --- command line and API ---------------------------------------------------------------------
 
 
@@ -335,6 +432,8 @@ def test_cli_runs_resumes_and_lists(tmp_path: Path) -> None:
         (["sweep", "missing.toml"], "error: sweep file not found"),
         (["sweep", "{path}", "--max-memory", "2QB"], "error: limits.max_memory = '2QB'"),
         (["sweep", "{path}", "-j", "0"], "error: --jobs 0"),
+        (["sweep", "{path}", "--dask", "foo"], "error: --dask 'foo': expected a scheduler address"),
+        (["sweep", "{path}", "--dry-run", "--db", "{path}"], "cannot open the sweep database"),
     ],
 )
 def test_cli_bad_input_is_one_line_with_exit_code_2(tmp_path: Path, args: list[str], message: str) -> None:

@@ -134,6 +134,8 @@ def sweep(
     else:
         parsed = sweepfile.load(spec)
     path = Path(db) if db is not None else Path(spec).with_suffix(".duckdb")
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs = {jobs}: expected at least 1 worker (None: every core)")
     sweeprun.run_sweep(parsed, path, jobs=jobs, dask=dask or parsed.dask, traces=traces, retry_failed=retry_failed, progress=progress)
     return sweepdb.SweepResults(path)
 
@@ -168,7 +170,8 @@ def run(
         max_sim_time: refuse (:class:`ResourceLimitError`) a scenario longer than this many
             simulated seconds, before it runs.
         max_memory: stop with :class:`ResourceLimitError` when the process's resident memory
-            exceeds this many bytes (checked every 1/200 of the simulated time).
+            has grown by more than this many bytes since the run began (checked every 1/200 of
+            the simulated time).
         base: for a dict scenario, the directory its relative file names (``rate_trace``)
             resolve against; a file scenario uses its own directory.
 
@@ -193,10 +196,11 @@ def run(
         sim.set_event_limit(int(max_events))
     if progress is None:
         progress = sys.stderr.isatty()
+    baseline = _resident_bytes() or 0
     if progress:
-        _run_with_progress(sim, max_memory)
+        _run_with_progress(sim, max_memory, baseline)
     elif max_memory is not None:
-        _advance_in_steps(sim, lambda: _check_memory(sim, max_memory))
+        _advance_in_steps(sim, lambda: _check_memory(sim, max_memory, baseline))
     else:
         sim.run()
     if sim.event_limit_reached:
@@ -230,18 +234,18 @@ def _resident_bytes() -> int | None:
         return None
 
 
-def _check_memory(sim: _core.Simulation, limit: int | None) -> None:
+def _check_memory(sim: _core.Simulation, limit: int | None, baseline: int) -> None:
     if limit is None:
         return
     used = _resident_bytes()
-    if used is not None and used > limit:
+    if used is not None and used - baseline > limit:
         raise ResourceLimitError(
-            f"the process used {used / 2**20:.0f} MiB, more than the limit max_memory = {limit / 2**20:.0f} MiB, "
-            f"at {sim.now_ns / 1e9:g} s of {sim.duration_ns / 1e9:g} s simulated"
+            f"the run grew the process by {(used - baseline) / 2**20:.0f} MiB, more than the limit "
+            f"max_memory = {limit / 2**20:.0f} MiB, at {sim.now_ns / 1e9:g} s of {sim.duration_ns / 1e9:g} s simulated"
         )
 
 
-def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None) -> None:
+def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None, baseline: int = 0) -> None:
     """Advance ``sim`` in chunks of simulated time, drawing a progress bar on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -258,6 +262,6 @@ def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None) -> 
 
         def step() -> None:
             bar.update(task, completed=sim.now_ns, now=sim.now_ns / 1e9)
-            _check_memory(sim, max_memory)
+            _check_memory(sim, max_memory, baseline)
 
         _advance_in_steps(sim, step)

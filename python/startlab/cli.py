@@ -332,13 +332,21 @@ def sweep(
         raise _Failure(f"error: {e}", 2) from e
     if jobs is not None and jobs < 1:
         raise _Failure(f"error: --jobs {jobs}: expected at least 1 worker", 2)
+    address = dask_address or spec.dask
+    if address is not None and not sweepfile.DASK_ADDRESS.match(address):
+        raise _Failure(f"error: --dask {address!r}: expected a scheduler address such as tcp://10.0.0.1:8786 or 10.0.0.1:8786", 2)
     path = db or Path(sweep_file).with_suffix(".duckdb")
-    if dry_run:
-        stdout_console().print(_dry_run(spec, path, limits))
-        return
-    report = sweeprun.run_sweep(
-        spec, path, jobs=jobs, dask=dask_address or spec.dask, traces=traces, retry_failed=retry_failed, limits=limits, progress=progress, log=log
-    )
+    try:
+        if dry_run:
+            stdout_console().print(_dry_run(spec, path, limits))
+            return
+        report = sweeprun.run_sweep(
+            spec, path, jobs=jobs, dask=address, traces=traces, retry_failed=retry_failed, limits=limits, progress=progress, log=log
+        )
+    except (sweepfile.SweepError, sweeprun.SweepStoreError) as e:
+        raise _Failure(f"error: {e}", 2) from e
+    except sweeprun.SweepInterrupted as e:
+        raise _Failure(str(e), 130) from e
     click.echo(sweeprun.describe(report), err=True)
 
 
@@ -355,8 +363,16 @@ def _dry_run(spec: Any, path: Path, limits: Any) -> Table:
     tasks = sweeprun.plan(spec, limits=limits)
     stored: dict[str, str] = {}
     if path.exists():
-        with duckdb.connect(str(path), read_only=True) as con:
-            stored = dict(con.execute("SELECT key, status FROM runs").fetchall())
+        con = sweeprun._connect(path, read_only=True)
+        try:
+            for table, label in (("archive_runs", "archived, "), ("runs", "")):
+                try:
+                    stored.update({k: label + v for k, v in con.execute(f"SELECT key, status FROM {table}").fetchall()})
+                except duckdb.CatalogException:
+                    if table == "runs":
+                        raise sweeprun.SweepStoreError(f"{path}: not a startlab sweep database (it has no runs table)") from None
+        finally:
+            con.close()
     table = Table(title=f"{spec.name}: {len(tasks)} runs ({spec.points} points x {spec.replicates} replicates)")
     for heading in ["point", "rep", *[c.name for c in spec.columns], "seed", "key", "state"]:
         table.add_column(heading, justify="right" if heading in ("point", "rep", "seed") else "left")

@@ -54,6 +54,10 @@ from typing import Any
 import numpy as np
 
 
+#: A Dask scheduler address: an optional protocol, a host and a port.
+DASK_ADDRESS = re.compile(r"^(?:[a-z]+://)?[^\s:/]+:[0-9]+$")
+
+
 class SweepError(ValueError):
     """A sweep file that cannot be used; the message names the key and what is accepted."""
 
@@ -223,10 +227,12 @@ def parse(text: str, base_dir: str | Path | None = None, default_name: str = "sw
     if not isinstance(replicates, int) or isinstance(replicates, bool) or not 1 <= replicates <= 100_000:
         raise SweepError(f"sweep.replicates = {replicates!r}: expected an integer from 1 to 100000")
     base, base_from = _base(head, doc, base_dir)
-    fixed = head.get("set", {})
+    fixed = _plain(head.get("set", {}), "sweep.set")
     if not isinstance(fixed, dict):
         raise SweepError("sweep.set: expected a table of scenario keys and values, such as { duration = \"20s\", \"flows[0].start_jitter\" = \"10ms\" }")
-    for key, value in fixed.items():
+    for key, value in _flatten(fixed):
+        if key == "seed":
+            raise SweepError("sweep.set.seed: the runs' seeds derive from sweep.seed; set that (or make seed an axis)")
         try:
             set_key(base, key, value)
         except SweepError as e:
@@ -238,7 +244,7 @@ def parse(text: str, base_dir: str | Path | None = None, default_name: str = "sw
     if not isinstance(traces, bool):
         raise SweepError(f"sweep.traces = {traces!r}: expected true or false")
     dask = head.get("dask")
-    if dask is not None and (not isinstance(dask, str) or not dask):
+    if dask is not None and (not isinstance(dask, str) or not DASK_ADDRESS.match(dask)):
         raise SweepError(f"sweep.dask = {dask!r}: expected a scheduler address such as \"tcp://127.0.0.1:8786\"")
     sweep = Sweep(
         name=name, seed=seed, replicates=replicates, base=base, base_dir=base_from, axes=axes,
@@ -247,6 +253,29 @@ def parse(text: str, base_dir: str | Path | None = None, default_name: str = "sw
     if sweep.points * replicates > 10_000_000:
         raise SweepError(f"the sweep has {sweep.points * replicates} runs; at most 10000000 are accepted")
     return sweep
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{ topology = { rtt = "20ms" } }`` (also TOML's dotted ``topology.rtt``) -> [("topology.rtt",
+    "20ms")]: tables in ``set`` merge into the base instead of replacing its tables."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def _plain(value: Any, where: str) -> Any:
+    """A TOML value a scenario can hold: no dates or times."""
+    if isinstance(value, dict):
+        return {k: _plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    raise SweepError(f"{where} = {value!r}: a {type(value).__name__} is not a scenario value; write it as text (\"10ms\") or a number")
 
 
 def parse_limits(table: Any, where: str) -> Limits:
@@ -301,6 +330,8 @@ def _base(head: Mapping[str, Any], doc: Mapping[str, Any], base_dir: str | Path 
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, IsADirectoryError):
         raise SweepError(f"sweep.base: scenario file not found: {path}") from None
+    except UnicodeDecodeError as e:
+        raise SweepError(f"sweep.base: {path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     try:
         scenario = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
@@ -333,16 +364,31 @@ def _axes(raw: Any, seed: int, base: dict[str, Any]) -> list[Axis]:
             lengths = {len(c.values) for c in columns}
             if len(lengths) != 1:
                 raise SweepError(f"{where}.zip: the zipped lists must have one length; got {', '.join(str(len(c.values)) for c in columns)}")
+            rows = [json.dumps(row, sort_keys=True) for row in zip(*(c.values for c in columns))]
+            if len(set(rows)) != len(rows):
+                raise SweepError(f"{where}.zip: a row of zipped values appears twice")
             axes.append(Axis(tuple(columns)))
         else:
             axes.append(Axis((_column(table, where, seed, None),)))
-    names = [c.name for a in axes for c in a.columns]
+    # Column names in DuckDB ignore case.
+    names = [c.name.lower() for a in axes for c in a.columns]
     reserved = {"key", "point", "replicate", "seed", "status", "error", "wall_s", "events", "sim_time_s", "warmup_end", "version", "scenario", "finished_at"}
-    for name in names:
-        if names.count(name) > 1:
-            raise SweepError(f"axis name {name!r} is used twice; give each axis its own name = \"...\"")
-        if name in reserved:
+    for column in (c for a in axes for c in a.columns):
+        name = column.name
+        if names.count(name.lower()) > 1:
+            raise SweepError(f"axis name {name!r} is used twice (names ignore case); give each axis its own name = \"...\"")
+        if name.lower() in reserved:
             raise SweepError(f"axis name {name!r} is a column of the runs table; choose another name = \"...\"")
+    # Two axes writing one key would store values the run did not use.
+    written: dict[str, str] = {}
+    for column in (c for a in axes for c in a.columns):
+        for key in column.keys:
+            canonical = key.replace(" ", "")
+            if canonical in written and written[canonical] != column.name:
+                raise SweepError(f"axes {written[canonical]!r} and {column.name!r} both set {key!r}; one key, one axis")
+            written[canonical] = column.name
+        if "seed" in column.keys and not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in column.values):
+            raise SweepError(f"axis {column.name!r} sets the seed: its values must be integers from 0 to 2^63 - 1")
     for axis in axes:
         for column in axis.columns:
             for key in column.keys:
@@ -373,7 +419,8 @@ def _column(table: Mapping[str, Any], where: str, seed: int, zipped: str | None)
         values = table["values"]
         if not isinstance(values, list) or not values:
             raise SweepError(f"{where}.values: expected a non-empty list")
-        if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+        values = _plain(values, f"{where}.values")
+        if zipped is None and len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
             raise SweepError(f"{where}.values: a value appears twice")
     elif kind == "range":
         values = _range(table["range"], f"{where}.range")

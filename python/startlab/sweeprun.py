@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import itertools
 import json
 import math
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,8 @@ from .sweepfile import Column, Limits, RunSpec, Sweep
 #: Runs kept in flight per local worker (bounds the memory of queued work).
 _IN_FLIGHT_PER_WORKER = 4
 
-#: The per-run memory limit, when none is set, is this share of the machine's memory divided among
-#: the workers.
-_DEFAULT_MEMORY_SHARE = 0.8
+#: The per-run memory limit, when none is set: this share of the machine's memory.
+_DEFAULT_MEMORY_SHARE = 0.5
 
 #: Columns of ``runs`` before the axis columns and after them.
 _RUN_HEAD = [("key", "VARCHAR PRIMARY KEY"), ("point", "INTEGER"), ("replicate", "INTEGER"), ("seed", "UBIGINT")]
@@ -47,6 +45,33 @@ _RUN_TAIL = [
     ("sim_time_s", "DOUBLE"), ("warmup_end", "DOUBLE"), ("version", "VARCHAR"), ("scenario", "VARCHAR"),
     ("finished_at", "TIMESTAMP"),
 ]  # fmt: skip
+
+
+class SweepStoreError(OSError):
+    """The database cannot hold this sweep (in use, not a sweep database, an axis changed type)."""
+
+
+class SweepInterrupted(RuntimeError):
+    """Ctrl-C, or the Dask cluster went away: the runs stored so far stay; rerunning resumes."""
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _connect(path: Path, read_only: bool = False) -> Any:
+    """Open the database, with one-line errors for the usual reasons it cannot be."""
+    import duckdb
+
+    if read_only and not path.is_file():
+        raise SweepStoreError(f"sweep database not found: {path}")
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as e:
+        text = str(e)
+        if "lock" in text.lower():
+            raise SweepStoreError(f"{path} is in use by another process (a running sweep?); try again when it ends") from None
+        raise SweepStoreError(f"{path}: cannot open the sweep database ({_first_line(e)})") from None
 
 
 @dataclass(frozen=True)
@@ -96,6 +121,8 @@ class Report:
     backend: str
     store_seconds: float = 0.0
     run_seconds: float = 0.0
+    archived: int = 0
+    restored: int = 0
 
 
 def run_key(resolved: str, version: str) -> str:
@@ -199,30 +226,47 @@ class Store:
         import startlab
 
         self.path = path
+        self.con = _connect(path)
+        self._tables: dict[str, dict[str, str]] = {}
         try:
-            self.con = duckdb.connect(str(path))
+            self._create(sweep, startlab.__version__)
+        except SweepStoreError:
+            self.con.close()
+            raise
         except duckdb.Error as e:
-            raise OSError(f"{path}: cannot open the sweep database ({e})") from None
-        self._tables: dict[str, set[str]] = {}
-        self._create(sweep, startlab.__version__)
+            self.con.close()
+            raise SweepStoreError(f"{path}: not a startlab sweep database, or a damaged one ({_first_line(e)})") from None
 
     def close(self) -> None:
         self.con.close()
 
-    def _columns(self, table: str) -> set[str]:
+    def _columns(self, table: str) -> dict[str, str]:
+        """Column name -> type of ``table`` (empty when it does not exist)."""
         rows = self.con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", [table]
         ).fetchall()
-        return {r[0] for r in rows}
+        return dict(rows)
 
     def _create(self, sweep: Sweep, version: str) -> None:
         con = self.con
+        have = self._columns("runs")
+        for c in sweep.columns:
+            stored = have.get(c.name)
+            if stored is not None and stored != c.type:
+                raise SweepStoreError(
+                    f"{self.path}: axis {c.name!r} holds {c.type} values now but the database stores it as {stored}; "
+                    "rename the axis, or give the sweep its own --db"
+                )
         con.execute("BEGIN")
         con.execute(
             "CREATE TABLE IF NOT EXISTS sweep (name VARCHAR, seed UBIGINT, replicates INTEGER, source VARCHAR, version VARCHAR, created TIMESTAMP)"
         )
+        created = con.execute("SELECT min(created) FROM sweep").fetchone()
         con.execute("DELETE FROM sweep")
-        con.execute("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, now())", [sweep.name, sweep.seed, sweep.replicates, sweep.source, version])
+        con.execute(
+            "INSERT INTO sweep VALUES (?, ?, ?, ?, ?, coalesce(?, now()))",
+            [sweep.name, sweep.seed, sweep.replicates, sweep.source, version, created[0] if created else None],
+        )
         con.execute("CREATE TABLE IF NOT EXISTS axes (position INTEGER, name VARCHAR, keys VARCHAR, kind VARCHAR, unit VARCHAR, type VARCHAR)")
         con.execute("DELETE FROM axes")
         for i, c in enumerate(sweep.columns):
@@ -235,7 +279,53 @@ class Store:
                 con.execute(f'ALTER TABLE runs ADD COLUMN "{c.name}" {c.type}')
         con.execute("CREATE TABLE IF NOT EXISTS traces (key VARCHAR, kind VARCHAR, path VARCHAR)")
         con.execute("COMMIT")
-        self._tables = {t: self._columns(t) for t in ("runs", "flows", "links")}
+        self._tables = {t: self._columns(t) for t in ("runs", "flows", "links", "traces")}
+
+    def keep_only(self, keys: Iterable[str]) -> tuple[int, int]:
+        """Make ``runs``, ``flows``, ``links`` and ``traces`` hold the runs of ``keys`` (the current
+        sweep) only: other stored runs move to ``archive_*`` tables, and archived runs whose key is
+        back move home. Nothing is deleted. One transaction. Returns (archived, restored) runs."""
+        import pyarrow as pa
+
+        con = self.con
+        con.register("plan_keys", pa.table({"key": pa.array(sorted(set(keys)), pa.string())}))
+        moved = [0, 0]
+        con.execute("BEGIN")
+        try:
+            for table in ("runs", "flows", "links", "traces"):
+                home = self._tables.get(table) or {}
+                archive = f"archive_{table}"
+                if not home:
+                    continue
+                stored = self._columns(archive)
+                if not stored:
+                    con.execute(f"CREATE TABLE {archive} AS SELECT * FROM {table} LIMIT 0")
+                    stored = dict(home)
+                for name, kind in home.items():
+                    if name not in stored:
+                        con.execute(f'ALTER TABLE {archive} ADD COLUMN "{name}" {kind}')
+                for name, kind in stored.items():
+                    if name not in home:
+                        con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
+                        home[name] = kind
+                back = f"{archive} WHERE key IN (SELECT key FROM plan_keys)"
+                away = f"{table} WHERE key NOT IN (SELECT key FROM plan_keys)"
+                if table == "runs":
+                    moved[1] = con.execute(f"SELECT count(*) FROM {back}").fetchone()[0]  # type: ignore[index]
+                    moved[0] = con.execute(f"SELECT count(*) FROM {away}").fetchone()[0]  # type: ignore[index]
+                con.execute(f"CREATE TEMP TABLE restoring AS SELECT * FROM {back}")
+                con.execute(f"DELETE FROM {back}")
+                con.execute(f"INSERT INTO {archive} BY NAME SELECT * FROM {away}")
+                con.execute(f"DELETE FROM {away}")
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM restoring")
+                con.execute("DROP TABLE restoring")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            con.unregister("plan_keys")
+        return moved[0], moved[1]
 
     def stored(self) -> dict[str, str]:
         """Key -> status of every stored run."""
@@ -273,26 +363,28 @@ class Store:
         try:
             if not self._tables[table]:
                 con.execute(f"CREATE TABLE {table} AS SELECT * FROM incoming")
-                self._tables[table] = set(data.column_names)
+                self._tables[table] = self._columns(table)
                 return
             missing = [c for c in data.column_names if c not in self._tables[table]]
             if missing:
                 types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM incoming)").fetchall())
                 for c in missing:
                     con.execute(f'ALTER TABLE {table} ADD COLUMN "{c}" {types[c]}')
-                    self._tables[table].add(c)
+                    self._tables[table][c] = types[c]
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")
         finally:
             con.unregister("incoming")
 
 
-def default_memory_limit(workers: int) -> int | None:
-    """A share of the machine's memory per worker (None where it cannot be read)."""
+def default_memory_limit() -> int | None:
+    """How much a run may grow by default: half the machine's memory (None where it cannot be
+    read). The same for every worker count, so that the limit cannot change a sweep's results
+    with ``-j``."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-    return int(total * _DEFAULT_MEMORY_SHARE / max(workers, 1))
+    return int(total * _DEFAULT_MEMORY_SHARE)
 
 
 def run_sweep(
@@ -309,32 +401,44 @@ def run_sweep(
 ) -> Report:
     """Run every run of ``sweep`` not yet stored in ``db``.
 
-    ``jobs``: local worker processes (default: every core). ``dask``: a scheduler address or a
-    ``distributed.Client``; when given, runs go to that cluster instead. ``traces``: also store
-    the traces as Parquet files in ``<db>.traces/`` (default: the sweep file's ``traces``).
-    ``limits`` overrides the sweep file's; without a memory limit each run gets a share of the
-    machine's memory. ``progress``: a progress bar on stderr (default: when stderr is a terminal).
-    ``log``: one line on stderr per stored run (for logs of non-interactive jobs).
+    ``jobs``: local worker processes (default: every core; ignored with ``dask``). ``dask``: a
+    scheduler address or a ``distributed.Client``; when given, runs go to that cluster instead.
+    ``traces``: also store the traces as Parquet files in ``<db>.traces/`` (default: the sweep
+    file's ``traces``). ``limits`` overrides the sweep file's; without a memory limit each run may
+    grow by half the machine's memory. ``progress``: a progress bar on stderr (default: when stderr
+    is a terminal). ``log``: one line on stderr per stored run (for logs of non-interactive jobs).
+
+    Raises:
+        SweepError: every run of the sweep is refused by the scenario check (a typo in a key).
+        SweepStoreError: the database is in use, is not a sweep database, or an axis changed type.
+        SweepInterrupted: Ctrl-C, or the Dask cluster was lost; every stored run stays.
     """
     import startlab
 
+    from .sweepfile import SweepError
+
     started = time.perf_counter()
     version = startlab.__version__
-    jobs = jobs or os.cpu_count() or 1
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise ValueError(f"jobs = {jobs}: expected at least 1 worker")
+    jobs = jobs or os.cpu_count() or 1
     limits = limits or sweep.limits
-    if limits.max_memory is None and dask is None:
-        limits = replace(limits, max_memory=default_memory_limit(jobs))
+    if limits.max_memory is None:
+        limits = replace(limits, max_memory=default_memory_limit())
     with_traces = sweep.traces if traces is None else traces
+    db = db.resolve()
     trace_dir = db.with_name(db.name + ".traces") if with_traces else None
     tasks = plan(sweep, limits=limits, trace_dir=trace_dir)
+    if tasks and all(t.refused is not None for t in tasks):
+        raise SweepError(f"every run of the sweep is refused by the scenario check; the first: {tasks[0].refused}")
     unique: dict[str, Task] = {}
     for t in tasks:
         unique.setdefault(t.key, t)
     duplicates = len(tasks) - len(unique)
     store = Store(db, sweep)
+    done = 0
     try:
+        archived, restored = store.keep_only(unique)
         stored = store.stored()
         todo = [t for k, t in unique.items() if k not in stored or (retry_failed and stored[k] == "failed")]
         skipped = len(unique) - len(todo)
@@ -342,20 +446,47 @@ def run_sweep(
         failed = 0
         store_seconds = run_seconds = 0.0
         with _Progress(len(unique), skipped, progress, log) as bar:
-            # Refused scenarios are recorded at once; the rest go to the backend.
-            ready = [t for t in todo if t.refused is not None]
-            runnable = [t for t in todo if t.refused is None]
-            outcomes = itertools.chain(((t, execute(t)) for t in ready), _dask(runnable, dask) if dask is not None else _local(runnable, jobs))
-            for task, outcome in outcomes:
+
+            def keep(task: Task, outcome: Outcome) -> None:
+                nonlocal store_seconds, run_seconds, failed, done
                 before = time.perf_counter()
                 store.record(task, outcome, sweep.columns, version)
                 store_seconds += time.perf_counter() - before
                 run_seconds += outcome.wall_s
                 failed += outcome.status != "ok"
+                done += 1
                 bar.advance(task, outcome)
+
+            # Refused scenarios are recorded at once; the rest go to the backend.
+            ready = [t for t in todo if t.refused is not None]
+            runnable = [t for t in todo if t.refused is None]
+            source = _chain(((t, execute(t)) for t in ready), _dask(runnable, dask) if dask is not None else _local(runnable, jobs))
+            try:
+                for task, outcome in source:
+                    keep(task, outcome)
+            except KeyboardInterrupt:
+                # Ctrl-C while a run was being stored: the backend still stores its runs in flight.
+                try:
+                    item = source.throw(KeyboardInterrupt())
+                    while True:
+                        keep(*item)
+                        item = next(source)
+                except (KeyboardInterrupt, StopIteration):
+                    pass
+                raise
+    except KeyboardInterrupt:
+        raise SweepInterrupted(f"interrupted: {done} runs stored by this call; run the sweep again to resume") from None
+    except _ClusterLost as e:
+        raise SweepInterrupted(f"{e}; {done} runs stored by this call; run the sweep again to resume") from None
     finally:
         store.close()
-    return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend, store_seconds, run_seconds)
+    return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend, store_seconds, run_seconds, archived, restored)
+
+
+def _chain(*parts: Iterator[tuple[Task, Outcome]]) -> Iterator[tuple[Task, Outcome]]:
+    """``itertools.chain`` as a generator, so that Ctrl-C can be passed on with ``throw``."""
+    for part in parts:
+        yield from part
 
 
 def _address(dask: Any) -> str:
@@ -423,9 +554,23 @@ def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execu
                             continue
                         yield flying.pop(future), outcome
                 suspects = list(flying.values())
-            except BaseException:
+            except KeyboardInterrupt:
+                # Finish what the workers are running (they ignore Ctrl-C), drop the rest, so
+                # that the time already spent on a run is not lost; Ctrl-C again drops those too.
                 for future in flying:
                     future.cancel()
+                running = {f: t for f, t in flying.items() if not f.cancelled()}
+                print(f"interrupted: storing the {len(running)} runs in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
+                try:
+                    for future in cf.as_completed(running):
+                        try:
+                            outcome = future.result()
+                        except cf.process.BrokenProcessPool:
+                            continue
+                        yield running[future], outcome
+                except KeyboardInterrupt:
+                    for child in multiprocessing.active_children():
+                        child.terminate()
                 raise
         for task in suspects:
             yield task, _isolated(task, work)
@@ -440,21 +585,38 @@ def _isolated(task: Task, work: Callable[[Task], Outcome] = execute) -> Outcome:
             return Outcome(task.key, "failed", "WorkerDied: the worker process ended abruptly while running this run (killed, out of memory or crashed)", 0.0)
 
 
-def _dask(tasks: list[Task], dask: Any) -> Iterator[tuple[Task, Outcome]]:
-    """Runs on a Dask distributed cluster (a scheduler address or a Client)."""
-    from distributed import Client, as_completed
+class _ClusterLost(Exception):
+    """The Dask scheduler or the connection to it went away."""
 
-    client = Client(dask, set_as_default=False) if isinstance(dask, str) else dask
+
+def _dask(tasks: list[Task], dask: Any) -> Iterator[tuple[Task, Outcome]]:
+    """Runs on a Dask distributed cluster (a scheduler address or a Client). A task that killed
+    its workers (``KilledWorker``) is a failed run; a lost cluster stops the sweep."""
+    from distributed import Client, as_completed
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(dask, str):
+        try:
+            client = Client(dask, set_as_default=False, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise _ClusterLost(f"cannot reach the Dask scheduler at {dask} ({_first_line(e)})") from None
+    else:
+        client = dask
     try:
-        futures = {client.submit(execute, t, key=f"startlab-run-{t.key}", pure=False): t for t in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
-            try:
-                outcome = future.result()
-            except Exception as e:  # the worker died (KilledWorker) or the cluster lost the task
-                outcome = Outcome(task.key, "failed", f"{type(e).__name__}: {e}", 0.0)
-            future.release()
-            yield task, outcome
+        with client.as_current():
+            futures = {client.submit(execute, t, key=f"startlab-run-{t.key}", pure=False): t for t in tasks}
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    outcome = future.result()
+                except KilledWorker as e:
+                    outcome = Outcome(task.key, "failed", f"KilledWorker: {_first_line(e)}", 0.0)
+                except Exception as e:  # cancelled, the scheduler lost: not the run's fault
+                    for other in futures:
+                        other.cancel()
+                    raise _ClusterLost(f"the Dask cluster failed ({type(e).__name__}: {_first_line(e)})") from None
+                future.release()
+                yield task, outcome
     finally:
         if isinstance(dask, str):
             client.close()
@@ -512,7 +674,9 @@ def describe(report: Report) -> str:
         parts.append(f"store {1e3 * report.store_seconds / report.ran:.1f} ms/run against {1e3 * report.run_seconds / report.ran:.0f} ms/run simulating")
     if report.duplicates:
         parts.append(f"{report.duplicates} duplicate grid points (same scenario and seed) run once")
+    if report.archived or report.restored:
+        parts.append(f"{report.archived} runs of other sweep definitions moved to archive_runs, {report.restored} brought back")
     return "; ".join(parts) + f" -> {report.db}"
 
 
-__all__ = ["Outcome", "Report", "Store", "Task", "describe", "execute", "plan", "run_key", "run_sweep"]
+__all__ = ["Outcome", "Report", "Store", "SweepInterrupted", "SweepStoreError", "Task", "describe", "execute", "plan", "run_key", "run_sweep"]

@@ -3,7 +3,10 @@
 A sweep database (written by the sweep runner) holds one row per simulation run in ``runs`` (one
 column per sweep axis, in the axis unit, plus ``status``, ``error``, ``wall_s``, ...), the per-flow
 results of the successful runs in ``flows`` and the per-link results in ``links``; ``axes`` names
-the axes with their unit, ``sweep`` the sweep itself. This module only reads it.
+the axes with their unit, ``sweep`` the sweep itself. These tables hold only the runs of the
+current sweep definition (older runs are moved to ``archive_*`` tables, which this module ignores).
+This module only reads the database: every connection is read-only and has external access
+(files, extensions, ``COPY ... TO``, ``ATTACH``) disabled, so ``--sql`` cannot write anything.
 
 Definitions used by :func:`aggregate`:
 
@@ -24,6 +27,11 @@ Definitions used by :func:`aggregate`:
     reach the level (n < log₂(2/α): n < 6 at 95 %) the interval is NaN rather than overstated.
 
   With n = 1 the interval and ``s`` are NaN.
+* **Pooling.** Runs that differ in an axis other than ``x`` and ``by`` fall into the same group
+  and are pooled as replicates. The statistic is computed all the same, but such axes (those
+  taking more than one value within some group, after ``where``) are reported in
+  ``attrs["pooled"]`` (names, in axis order) and ``attrs["pooled_values"]`` (name → the most
+  distinct values one group pools), and the ``plot`` command and figures say so.
 
 Column names given by the user are checked against the tables' columns before they reach SQL (and
 quoted); flow names are bound as parameters. ``where`` is the exception: a trusted SQL boolean
@@ -69,6 +77,10 @@ __all__ = [
     "y_unit",
 ]
 
+#: How every connection is opened: read-only, and no access to files, extensions or the network
+#: beyond the database itself (so a ``--sql`` query cannot write or read anything else).
+_CONFIG = {"enable_external_access": False}
+
 #: The statistics :func:`aggregate` computes across replicates.
 STATS = ("mean", "median")
 
@@ -96,7 +108,10 @@ class SweepStatsError(ValueError):
 
 
 def open_db(path: str | Path) -> duckdb.DuckDBPyConnection:
-    """Open a sweep database read-only; SweepStatsError if it is missing or not a sweep database."""
+    """Open a sweep database read-only, without external access (files, extensions, network).
+
+    SweepStatsError if it is missing, locked by a writer (a running sweep) or not a sweep database.
+    """
     file = Path(path)
     expected = "a startlab sweep database (a DuckDB file with a 'runs' table)"
     if not file.exists():
@@ -104,8 +119,12 @@ def open_db(path: str | Path) -> duckdb.DuckDBPyConnection:
     if not file.is_file():
         raise SweepStatsError(f"{path}: not a file; expected {expected}")
     try:
-        con = duckdb.connect(str(file), read_only=True)
+        con = duckdb.connect(str(file), read_only=True, config=dict(_CONFIG))
     except duckdb.Error as e:
+        if _locked(e):
+            raise SweepStatsError(
+                f"{path} is being written by another process (a running sweep); try again when it ends"
+            ) from e
         raise SweepStatsError(f"{path}: cannot open ({_one_line(e)}); expected {expected}") from e
     if "runs" not in _tables(con):
         con.close()
@@ -198,6 +217,12 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
 
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
+
+
+def _locked(error: BaseException) -> bool:
+    """Whether DuckDB refused a connection because another process holds the file's lock."""
+    text = str(error).lower()
+    return "could not set lock" in text or "conflicting lock" in text
 
 
 def _one_line(error: BaseException) -> str:
@@ -325,7 +350,9 @@ def aggregate(
     ``ci_low``, ``ci_high`` (the interval at level ``ci``: Student t for the mean, binomial
     order statistics for the median; see the module docstring) and ``std`` (sample standard
     deviation, ddof = 1). Sorted by by, then x. ``attrs``: ``excluded_failed`` (failed runs left
-    out), ``x``, ``y``, ``by``, ``stat``, ``ci``, ``x_unit`` (from the ``axes`` table) and ``runs``.
+    out), ``x``, ``y``, ``by``, ``stat``, ``ci``, ``x_unit`` (from the ``axes`` table), ``runs``,
+    ``pooled`` (the other axes pooled within a group: see the module docstring) and
+    ``pooled_values`` (per pooled axis, the most distinct values a group pools).
 
     ``x`` is a runs column (an axis); ``by`` a runs or flows column (``startup``); ``y`` a flows
     column (a flows metric, reduced per run as in :func:`run_values`) or a runs column. ``where`` is
@@ -355,6 +382,8 @@ def aggregate(
     frame = pd.DataFrame(rows, columns=[*keys, "n", y, "ci_low", "ci_high", "std"])
     if len(frame) == 0:
         frame = frame.astype({"n": "int64"})
+    schema = _schema(con)
+    pooled = _pooled(con, schema, values, keys)
     frame.attrs.update(
         {
             "excluded_failed": values.attrs["excluded_failed"],
@@ -363,8 +392,10 @@ def aggregate(
             "by": by,
             "stat": stat,
             "ci": ci,
-            "x_unit": _schema(con).unit(x),
+            "x_unit": schema.unit(x),
             "runs": int(values["key"].nunique()),
+            "pooled": list(pooled),
+            "pooled_values": pooled,
         }
     )
     return frame
@@ -381,7 +412,8 @@ def flow_values(
 
     For a runs column ``y`` (and a runs ``by``, no ``flow``) one value per ok run instead.
     ``attrs["excluded_failed"]`` counts the failed runs left out; ``attrs["unit"]`` is
-    ``"flows"`` or ``"runs"``.
+    ``"flows"`` or ``"runs"``; ``attrs["pooled"]`` and ``attrs["pooled_values"]`` name the axes
+    other than ``by`` whose values the distribution mixes (as for :func:`aggregate`).
     """
     schema = _schema(con)
     yr = schema.column(y, "y", ("flows", "runs"))
@@ -413,7 +445,41 @@ def flow_values(
     frame = frame[frame[y].notna()].reset_index(drop=True)
     frame.attrs["excluded_failed"] = _failed(con, where)
     frame.attrs["unit"] = "flows" if join else "runs"
+    pooled = _pooled(con, schema, frame, [by] if by is not None else [])
+    frame.attrs["pooled"] = list(pooled)
+    frame.attrs["pooled_values"] = pooled
     return frame
+
+
+def _pooled(
+    con: duckdb.DuckDBPyConnection, schema: _Schema, values: pd.DataFrame, groups: Sequence[str]
+) -> dict[str, int]:
+    """Axes other than ``groups`` taking several values among the runs of one group of ``values``.
+
+    ``values`` has a ``key`` column (the runs that enter the result) and the ``groups`` columns.
+    Maps each such axis, in axis order, to the most distinct values (NULL counting as one) that one
+    group holds. Checked within groups, so an axis that merely varies along x is not reported.
+    """
+    axes = [a for a in schema.axis_names if a not in groups and a != "key"]
+    if not axes or values.empty:
+        return {}
+    runs = con.execute(f"SELECT key, {', '.join(_quote(a) for a in axes)} FROM runs").df()
+    runs = runs.drop_duplicates("key")
+    for axis in axes:
+        if runs[axis].dtype == object:  # lists or structs would not hash
+            runs[axis] = runs[axis].map(lambda v: None if _missing(v) else repr(v))
+    merged = values[["key", *groups]].merge(runs, on="key", how="inner")
+    if merged.empty:
+        return {}
+    if groups:
+        counts = merged.groupby(list(groups), sort=False, dropna=False)[axes].nunique(dropna=False).max()
+    else:
+        counts = merged[axes].nunique(dropna=False)
+    return {a: int(counts[a]) for a in axes if int(counts[a]) > 1}
+
+
+def _pooled_text(pooled: Sequence[str]) -> str:
+    return f"pooled over {', '.join(pooled)}" if pooled else ""
 
 
 def _check_flow(con: duckdb.DuckDBPyConnection, schema: _Schema, flow: str) -> None:
@@ -516,6 +582,8 @@ def plot_lines(
         if len(frame):
             low, high = int(frame["n"].min()), int(frame["n"].max())
             title += f", n = {low}" if low == high else f", n = {low}–{high}"
+        if frame.attrs.get("pooled"):
+            title += "\n" + _pooled_text(frame.attrs["pooled"])
     ax.set_title(title)
     numeric = pd.api.types.is_numeric_dtype(frame[x]) and not pd.api.types.is_bool_dtype(frame[x])
     ticks: list[Any] = [] if numeric else _sorted(set(frame[x]))
@@ -560,7 +628,10 @@ def _cdf_figure(values: pd.DataFrame, y: str, by: str | None) -> Figure:
     unit, scale = y_unit(y)
     what = values.attrs.get("unit", "flows")
     figure, ax = _figure(_label(y, unit), f"fraction of {what}")
-    ax.set_title(f"CDF of {y}" + (f" by {by}" if by else "") + f" over {what} of ok runs")
+    title = f"CDF of {y}" + (f" by {by}" if by else "") + f" over {what} of ok runs"
+    if values.attrs.get("pooled"):
+        title += "\n" + _pooled_text(values.attrs["pooled"])
+    ax.set_title(title)
     groups: list[tuple[Any, pd.DataFrame]] = (
         list(values.groupby(by, sort=True, dropna=False)) if by else [("all", values)]
     )
@@ -803,7 +874,7 @@ def _frame_table(title: str, frame: pd.DataFrame, max_rows: int | None = None, c
 
 @click.command("results")
 @click.argument("database", metavar="SWEEP.duckdb")
-@click.option("--sql", "query", metavar="QUERY", help="Run a read-only SQL query (tables sweep, axes, runs, flows, links, traces).")
+@click.option("--sql", "query", metavar="QUERY", help="Run a read-only SQL query (tables sweep, axes, runs, flows, links, traces); no file access.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the --sql result to this CSV file.")
 @click.option("--max-rows", default=100, show_default=True, help="Rows of a --sql result printed.")
 def results_command(database: str, query: str | None, csv_path: Path | None, max_rows: int) -> None:
@@ -885,6 +956,10 @@ def plot_command(
         failed = frame.attrs["excluded_failed"]
         if failed:
             notes.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
+        pooled = frame.attrs.get("pooled_values") or {}
+        pooled_list = ", ".join(f"{name} ({count} values)" for name, count in pooled.items())
+        if pooled:
+            notes.append(f"pooled over {pooled_list}")
         stdout_console().print(_frame_table(title, shown, caption="; ".join(notes) or None))
         if figure is not None:
             try:
@@ -892,3 +967,6 @@ def plot_command(
             except ValueError as e:  # an unknown file format
                 raise _Failure(f"{target}: {_one_line(e)}") from e
             click.echo(f"wrote {target}", err=True)
+        if pooled:
+            fix = "--where" + (" or add --by" if by is None else "")
+            click.echo(f"note: pooled over {pooled_list}; fix them with {fix}", err=True)
