@@ -409,6 +409,32 @@ def test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes(tmp_path: Path) ->
     assert_same(tables(db), tables(tmp_path / "clean.duckdb"))
 
 
+
+def test_ctrl_c_while_a_run_is_being_stored_waits_for_that_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C arriving inside the store (here: between DuckDB's BEGIN and the rest) used to leave
+    # the connection inside a transaction, and the next run's BEGIN failed.
+    path = write(tmp_path, sweep_text(replicates=2))
+    db = tmp_path / "s.duckdb"
+    original = sweeprun.Store.record
+    calls = []
+
+    def record(self: sweeprun.Store, *args: object) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # raised at the next bytecode, inside the store
+        original(self, *args)
+
+    monkeypatch.setattr(sweeprun.Store, "record", record)
+    with pytest.raises(sweeprun.SweepInterrupted, match="interrupted: [0-9]+ runs stored"):
+        sweeprun.run_sweep(sweepfile.load(path), db, jobs=1, progress=False)
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert stored == len(calls) and 3 <= stored < 18  # the third run and those in flight are stored
+    monkeypatch.setattr(sweeprun.Store, "record", original)
+    sweeprun.run_sweep(sweepfile.load(path), db, jobs=1, progress=False)
+    sweeprun.run_sweep(sweepfile.load(path), tmp_path / "clean.duckdb", jobs=1, progress=False)
+    assert_same(tables(db), tables(tmp_path / "clean.duckdb"))
+
 # --- command line and API ---------------------------------------------------------------------
 
 

@@ -21,9 +21,12 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -438,7 +441,8 @@ def run_sweep(
     store = Store(db, sweep)
     done = 0
     try:
-        archived, restored = store.keep_only(unique)
+        with _deferred_interrupt():
+            archived, restored = store.keep_only(unique)
         stored = store.stored()
         todo = [t for k, t in unique.items() if k not in stored or (retry_failed and stored[k] == "failed")]
         skipped = len(unique) - len(todo)
@@ -449,13 +453,14 @@ def run_sweep(
 
             def keep(task: Task, outcome: Outcome) -> None:
                 nonlocal store_seconds, run_seconds, failed, done
-                before = time.perf_counter()
-                store.record(task, outcome, sweep.columns, version)
-                store_seconds += time.perf_counter() - before
-                run_seconds += outcome.wall_s
-                failed += outcome.status != "ok"
-                done += 1
-                bar.advance(task, outcome)
+                with _deferred_interrupt():
+                    before = time.perf_counter()
+                    store.record(task, outcome, sweep.columns, version)
+                    store_seconds += time.perf_counter() - before
+                    run_seconds += outcome.wall_s
+                    failed += outcome.status != "ok"
+                    done += 1
+                    bar.advance(task, outcome)
 
             # Refused scenarios are recorded at once; the rest go to the backend.
             ready = [t for t in todo if t.refused is not None]
@@ -481,6 +486,27 @@ def run_sweep(
     finally:
         store.close()
     return Report(db, len(unique), skipped, len(todo), failed, duplicates, time.perf_counter() - started, backend, store_seconds, run_seconds, archived, restored)
+
+
+@contextmanager
+def _deferred_interrupt() -> Iterator[None]:
+    """Hold Ctrl-C back while a run is stored (and logged), then raise it. Python raises
+    ``KeyboardInterrupt`` wherever the main thread happens to be, including just after DuckDB has
+    begun a transaction and before the code that would end it; held back, it can only come between
+    two runs, so that a stored run is always a logged one and the connection is never left inside a
+    transaction. Only the main thread receives Ctrl-C, and only there can the handler be changed;
+    elsewhere (or under a handler that is not Python's default) this does nothing."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def _chain(*parts: Iterator[tuple[Task, Outcome]]) -> Iterator[tuple[Task, Outcome]]:
