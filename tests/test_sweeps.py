@@ -435,6 +435,31 @@ def test_ctrl_c_while_a_run_is_being_stored_waits_for_that_run(tmp_path: Path, m
     sweeprun.run_sweep(sweepfile.load(path), tmp_path / "clean.duckdb", jobs=1, progress=False)
     assert_same(tables(db), tables(tmp_path / "clean.duckdb"))
 
+
+def test_editing_a_file_the_scenario_names_gives_its_runs_new_keys(tmp_path: Path) -> None:
+    trace = tmp_path / "traces" / "down.trace"
+    trace.parent.mkdir()
+    trace.write_text("".join(f"{ms}\n" for ms in range(1, 11)))  # 12 Mb/s in 10 ms periods
+    extra = '[[base.impairments]]\nlink = "bottleneck"\nrate_trace = "traces/down.trace"\n'
+    path = write(tmp_path, sweep_text(replicates=1).replace('"slow-start", "hystart", "paced-start"', '"slow-start"') + extra)
+    db = tmp_path / "s.duckdb"
+    first = sweeprun.run_sweep(sweepfile.load(path), db, jobs=1, progress=False)
+    assert (first.ran, first.failed) == (3, 0)
+    assert sweeprun.run_sweep(sweepfile.load(path), db, jobs=1, progress=False).skipped == 3
+    before = {t.key for t in sweeprun.plan(sweepfile.load(path))}
+    # The same number of opportunities in the same period (what the resolved scenario shows of the
+    # trace), bunched in the second half of each period: only the file's contents changed.
+    trace.write_text("".join(f"{ms}\n" for ms in (6, 6, 7, 7, 8, 8, 9, 9, 10, 10)))
+    after = {t.key for t in sweeprun.plan(sweepfile.load(path))}
+    assert before.isdisjoint(after) and len(after) == 3
+    again = sweeprun.run_sweep(sweepfile.load(path), db, jobs=1, progress=False)
+    assert (again.skipped, again.ran, again.archived) == (0, 3, 3)
+    with duckdb.connect(str(db), read_only=True) as con:
+        resolved = {r[0] for r in con.execute("SELECT scenario FROM archive_runs UNION ALL SELECT scenario FROM runs").fetchall()}
+        old, new = (con.execute(f"SELECT list(completion_time ORDER BY completion_time) FROM {t}").fetchone()[0] for t in ("archive_flows", "flows"))
+    assert len(resolved) == 3  # the resolved scenarios are the same: the key covers the file itself
+    assert old != new  # and the runs did use the edited trace
+
 # --- command line and API ---------------------------------------------------------------------
 
 

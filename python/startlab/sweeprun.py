@@ -128,9 +128,36 @@ class Report:
     restored: int = 0
 
 
-def run_key(resolved: str, version: str) -> str:
-    """The stable key of a run: SHA-256 of the startlab version and the resolved scenario."""
-    return hashlib.sha256(f"startlab {version}\n{resolved}".encode()).hexdigest()[:32]
+def run_key(resolved: str, version: str, files: dict[str, str] | None = None) -> str:
+    """The stable key of a run: SHA-256 of the startlab version, the resolved scenario and the
+    SHA-256 of each file the scenario names (``files``: name -> digest, see ``named_files``)."""
+    named = "".join(f"\nfile {name} sha256 {digest}" for name, digest in sorted((files or {}).items()))
+    return hashlib.sha256(f"startlab {version}\n{resolved}{named}".encode()).hexdigest()[:32]
+
+
+def named_files(resolved: Any, base_dir: Path | None) -> dict[str, str]:
+    """The SHA-256 of every file a resolved scenario names (a ``file`` key anywhere in it, such as
+    an impairment's ``rate_trace.file``), read relative to ``base_dir``: editing a trace gives its
+    runs new keys, so they are run again. A file that cannot be read is left out (the scenario
+    check has then refused the scenario already)."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "file" and isinstance(value, str) and value not in found:
+                    try:
+                        found[value] = hashlib.sha256((Path(base_dir or ".") / value).read_bytes()).hexdigest()
+                    except OSError:
+                        pass
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(resolved)
+    return found
 
 
 def plan(sweep: Sweep, *, limits: Limits | None = None, trace_dir: Path | None = None) -> list[Task]:
@@ -145,9 +172,10 @@ def plan(sweep: Sweep, *, limits: Limits | None = None, trace_dir: Path | None =
     for spec in sweep.runs():
         text = json.dumps(spec.scenario, sort_keys=True)
         try:
-            resolved: str | None = json.dumps(json.loads(_core.normalize(text, "json", sweep.base_dir)), sort_keys=True)
+            tree = json.loads(_core.normalize(text, "json", sweep.base_dir))
+            resolved: str | None = json.dumps(tree, sort_keys=True)
             refused = None
-            key = run_key(resolved, version)
+            key = run_key(resolved, version, named_files(tree, sweep.base_dir))
         except startlab.ScenarioError as e:
             resolved, refused = None, f"ScenarioError: {e}"
             key = run_key("refused\n" + text, version)
@@ -705,4 +733,4 @@ def describe(report: Report) -> str:
     return "; ".join(parts) + f" -> {report.db}"
 
 
-__all__ = ["Outcome", "Report", "Store", "SweepInterrupted", "SweepStoreError", "Task", "describe", "execute", "plan", "run_key", "run_sweep"]
+__all__ = ["Outcome", "Report", "Store", "SweepInterrupted", "SweepStoreError", "Task", "describe", "execute", "named_files", "plan", "run_key", "run_sweep"]
