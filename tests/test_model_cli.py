@@ -44,6 +44,12 @@ def test_a_range_gives_a_table_and_a_plot(tmp_path: Path) -> None:
         (["t_ss", "--s", "1KB..2KB", "--r", "1Mbps..2Mbps", "--tau", "1s"], "only one parameter may be a range"),
         (["exit_case", "--alpha", "1.5"], "0 < alpha <= 1"),
         (["w_b_multi", "--B", "20", "--d", "1", "--mu_t", "70", "--n", "40", "--exact", "maybe"], "expected true or false"),
+        (["t_ss", "--s", "100KB", "--r", "200ms", "--tau", "10Mbps"], "ms is a unit of a duration, but --r is a rate"),
+        (["t_ss", "--s", "1KB..1Mbps", "--r", "10Mbps", "--tau", "1s"], "but --s is a size"),
+        (["barakat.w_b", "--B", "10KB", "--d", "2", "--mu_t", "100"], "--B is a packet count; expected a unit pkt or a plain number (packets)"),
+        (["paced_start.f", "--g", "1ms", "--alpha", "0.5"], "--g is a plain number"),
+        (["t_ss", "--s", "1KB", "--size", "2KB", "--r", "1Mbps", "--tau", "1s"], "--s and --size are the same parameter"),
+        (["response_time", "--s", "1KB", "--r", "1Mbps", "--tau", "1s", "--zz", "3"], "the scheme's own: --L"),
     ],
 )
 def test_bad_input_is_one_line_with_exit_code_2(args: list[str], message: str) -> None:
@@ -65,3 +71,28 @@ def test_list_names_every_model() -> None:
     assert code == 0
     for name in ("scharf.t_ss", "scharf.t_qs", "paced_start.exit_gap", "paced_start.boundaries"):
         assert name in out
+
+
+def test_every_parameter_has_a_dimension_and_every_alias_a_parameter() -> None:
+    # A model added without declaring its parameters' units would take any unit silently.
+    import inspect
+
+    for full, func in modelcli.functions().items():
+        module = full.split(".", 1)[0]
+        for name in inspect.signature(func).parameters:
+            assert name in modelcli.PARAMETERS[module], f"{full}: --{name} has no dimension in modelcli.PARAMETERS"
+    for module, aliases in modelcli.ALIASES.items():
+        for target in aliases.values():
+            assert target in modelcli.PARAMETERS[module]
+
+
+def test_longer_names_and_rate_units_for_a_byte_rate() -> None:
+    # The issue's own example: --size 1KB..10MB, with --rate and --rtt for Scharf's r and tau.
+    named = modelcli.evaluate("t_ss", ["--size", "1KB..10MB", "--rate", "10Mbps", "--rtt", "200ms"], points=5)
+    symbols = modelcli.evaluate("t_ss", ["--s", "1KB..10MB", "--r", "10Mbps", "--tau", "200ms"], points=5)
+    assert named.swept == "s" and named.values == symbols.values
+    # r0 is in bytes/s: 1 Mb/s given as a rate is 125 000 B/s.
+    as_rate = modelcli.evaluate("t_paced", ["--s", "100KB", "--r", "10Mbps", "--tau", "200ms", "--r0", "1Mbps"])
+    as_bytes = modelcli.evaluate("t_paced", ["--s", "100KB", "--r", "10Mbps", "--tau", "200ms", "--r0", "125000"])
+    assert as_rate.values == as_bytes.values
+    assert modelcli.parse_value("B", "20pkt", "packets") == 20.0
