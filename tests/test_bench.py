@@ -27,3 +27,17 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "dumbbell-n100",
     ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)
+
+
+def test_peak_rss_is_the_process_own_and_not_its_parents() -> None:
+    # getrusage's ru_maxrss survives exec: a child of a big parent reported the parent's peak.
+    import subprocess
+    import sys
+
+    measure = "from startlab import bench; print(bench._peak_rss())"
+    big_then_exec = (
+        "import os, sys; block = bytearray(400 * 2**20); block[::4096] = b'x' * len(block[::4096]); "
+        f"os.execv(sys.executable, [sys.executable, '-c', {measure!r}])"
+    )
+    done = subprocess.run([sys.executable, "-c", big_then_exec], capture_output=True, text=True, check=True, timeout=120)
+    assert 0 < int(done.stdout) < 300 * 2**20, done.stdout
