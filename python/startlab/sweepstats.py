@@ -783,7 +783,7 @@ def render_summary(info: dict[str, Any]) -> RenderableType:
         ("created", info.get("created")),
         ("runs", counts),
         ("grid points", info.get("points")),
-        ("wall time", None if info.get("wall_s") is None else f"{info['wall_s']:.1f} s"),
+        ("run time (sum)", None if info.get("wall_s") is None else f"{info['wall_s']:.1f} s"),
         ("traces", info.get("traces") or None),
     ):
         if value is not None:
