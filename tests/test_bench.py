@@ -25,8 +25,21 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "paced-start-parking-lot",
         "dumbbell-n10",
         "dumbbell-n100",
+        "slow-start-100mbps",
+        "slow-start-1gbps",
+        "mss100-100mbps",
     ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)
+    assert 'duration = "2s"' in bench.scenario("slow-start-1gbps", quick=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "limit"),
+    [("slow-start-100mbps", 833), ("slow-start-1gbps", 8333), ("slow-start-10gbps", 83333), ("hystart-fig1", 12333), ("mss100-100mbps", 8929)],
+)
+def test_the_large_window_paths_have_the_issue_buffers(name: str, limit: int) -> None:
+    # One BDP of 1500-byte packets (140-byte with the 100-byte MSS) at 100 ms; HyStart Fig. 1's own.
+    assert f'limit = "{limit}pkt"' in bench.scenario(name, quick=False)
 
 
 def test_peak_rss_is_the_process_own_and_not_its_parents() -> None:

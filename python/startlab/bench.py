@@ -70,10 +70,61 @@ queue = false
 """
 
 
+#: Single-flow large-window paths (issue 12): ``name -> (rate bit/s, RTT s, MSS B, header B,
+#: buffer packets or None for one BDP of whole packets, simulated s)``. Slow start with IW 10 on SACK
+#: overshoots the one-BDP drop-tail buffer and loses about a BDP in one burst, the case where a
+#: per-ACK cost that grows with the window would show.
+LARGE_WINDOW: dict[str, tuple[float, float, int, int, int | None, str]] = {
+    "slow-start-100mbps": (100e6, 0.100, 1448, 52, None, "4s"),
+    "slow-start-1gbps": (1e9, 0.100, 1448, 52, None, "4s"),
+    "slow-start-10gbps": (10e9, 0.100, 1448, 52, None, "4s"),
+    # HyStart paper Fig. 1: 400 Mbit/s, 360 ms, a 12 333-packet buffer; 10 s covers the overshoot
+    # (slow start reaches the BDP after about 11 RTTs) and its recovery.
+    "hystart-fig1": (400e6, 0.360, 1448, 52, 12333, "10s"),
+    "mss100-100mbps": (100e6, 0.100, 100, 40, None, "4s"),
+}
+
+
+def large_window(name: str, duration: str | None = None) -> str:
+    """TOML of one single slow-start SACK flow of :data:`LARGE_WINDOW`, traces off."""
+    rate, rtt, mss, header, buffer, default_duration = LARGE_WINDOW[name]
+    if buffer is None:
+        buffer = round(rate * rtt / 8 / (mss + header))
+    access = max(10 * rate, 10e9)
+    return f"""\
+seed = 1
+duration = "{duration or default_duration}"
+
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{rate / 1e6:g}Mbps"
+rtt = "{rtt * 1e3:g}ms"
+access_rate = "{access / 1e6:g}Mbps"
+queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
+
+[[flows]]
+name = "bulk"
+tcp = {{ recovery = "sack", mss = "{mss}B", header = "{header}B", ack = "every-packet", initial_window = 10 }}
+startup = {{ algorithm = "slow-start" }}
+size = "infinite"
+
+[trace]
+cwnd = false
+seq = false
+queue = false
+"""
+
+
+def large_window_scenarios(quick: bool) -> dict[str, str]:
+    """The large-window scenarios by name (``--quick``: 1 Gbit/s and below, 2 s)."""
+    chosen = [n for n in LARGE_WINDOW if not quick or n in ("slow-start-100mbps", "slow-start-1gbps", "mss100-100mbps")]
+    return {n: large_window(n, "2s" if quick else None) for n in chosen}
+
+
 def names(quick: bool) -> list[str]:
     """The benchmark scenarios, in the order they run."""
     counts = (10, 100) if quick else (10, 100, 1000)
-    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts]
+    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick))
 
 
 def scenario(name: str, quick: bool) -> str:
@@ -82,6 +133,8 @@ def scenario(name: str, quick: bool) -> str:
         return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
     if name in _SHIPPED:
         return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
+    if name in LARGE_WINDOW:
+        return large_window(name, "2s" if quick else None)
     raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
 
 

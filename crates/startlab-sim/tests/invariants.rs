@@ -65,7 +65,11 @@ fn impairment() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["forward", "reverse", "both"]),
         prop::option::of(prop_oneof![
             (1u64..50).prop_map(|p| format!("loss = {{ kind = \"random\", p = {} }}", p as f64 / 1000.0)),
-            (1u64..50, 100u64..900).prop_map(|(gb, bg)| format!("loss = {{ kind = \"gilbert-elliott\", p_gb = {}, p_bg = {}, loss_bad = 0.5 }}", gb as f64 / 1000.0, bg as f64 / 1000.0)),
+            // Mean loss 0.5·p_gb/(p_gb + p_bg) stays at or below 5 % (p_bg >= 9·p_gb), like the
+            // random losses above: with p_bg down to 0.1 it reached 16 % in each direction, and a
+            // 248-packet Reno transfer over 2 Mb/s with 20 % of its packets dropped (34 timeouts,
+            // backed off to rto_max) rightly did not complete in the 120 s run.
+            (1u64..50, 0u64..450).prop_map(|(gb, extra)| format!("loss = {{ kind = \"gilbert-elliott\", p_gb = {}, p_bg = {}, loss_bad = 0.5 }}", gb as f64 / 1000.0, (9 * gb + extra).min(900) as f64 / 1000.0)),
         ]),
         prop::option::of((0u64..20, any::<bool>(), any::<bool>()).prop_map(|(ms, normal, reorder)| if normal {
             format!("jitter = {{ kind = \"normal\", mean = \"{ms}ms\", sd = \"{}ms\", reorder = {reorder} }}", ms / 2)

@@ -9,6 +9,7 @@
 //! sequence space here (the handshake is modelled by segment kinds). Every data segment starts at
 //! a multiple of the MSS, so segment `i` covers bytes `[i*mss, (i+1)*mss)` (the last may be short).
 
+mod ranges;
 mod receiver;
 mod rto;
 mod sender;

@@ -1,6 +1,7 @@
 //! TCP receiver models — ALGORITHMS.md §3: per-packet ACKs, delayed ACKs (RFC 1122 §4.2.3.2 /
 //! RFC 5681 §4.2), Linux quick-ACK, and SACK blocks (RFC 2018) reported most recent first.
 
+use crate::ranges::RangeSet;
 use crate::{Ack, MAX_SACK_BLOCKS};
 use startlab_cc::startup::{QsReport, QsRequest};
 use startlab_units::{Dur, Time};
@@ -49,8 +50,9 @@ pub struct ReceiverConfig {
 pub struct Receiver {
     cfg: ReceiverConfig,
     rcv_nxt: u64,
-    /// Out-of-order ranges `[start, end)` above `rcv_nxt`, sorted and disjoint.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order ranges `[start, end)` above `rcv_nxt`, disjoint and merged when they touch
+    /// (O(log n) per segment however many holes there are).
+    ooo: RangeSet,
     /// Sequence numbers of recently received out-of-order segments, most recent first, to order
     /// SACK blocks (RFC 2018 §4).
     recent: Vec<u64>,
@@ -75,7 +77,7 @@ impl Receiver {
         Receiver {
             cfg,
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: RangeSet::default(),
             recent: Vec::new(),
             unacked_full: 0,
             unacked_segments: 0,
@@ -155,12 +157,8 @@ impl Receiver {
             // In order (possibly overlapping old data): advance, absorbing out-of-order ranges.
             self.duplicate_bytes += self.rcv_nxt - seq;
             self.rcv_nxt = end;
-            while let Some(&(s, e)) = self.ooo.first() {
-                if s > self.rcv_nxt {
-                    break;
-                }
+            while let Some((_, e)) = self.ooo.pop_first_if_at_or_below(self.rcv_nxt) {
                 self.rcv_nxt = self.rcv_nxt.max(e);
-                self.ooo.remove(0);
             }
             let rcv_nxt = self.rcv_nxt;
             self.recent.retain(|&r| r >= rcv_nxt);
@@ -171,7 +169,7 @@ impl Receiver {
             }
         } else {
             // Above a hole: record it and send an immediate duplicate ACK (§3.2 rule iii).
-            self.insert_ooo(seq, end);
+            self.ooo.insert(seq, end, |_, _| {});
             self.recent.retain(|&r| r != seq);
             self.recent.insert(0, seq);
             self.recent.truncate(2 * MAX_SACK_BLOCKS);
@@ -222,24 +220,7 @@ impl Receiver {
     }
 
     fn covered_by_ooo(&self, seq: u64, end: u64) -> bool {
-        self.ooo.iter().any(|&(s, e)| s <= seq && end <= e)
-    }
-
-    fn insert_ooo(&mut self, seq: u64, end: u64) {
-        let mut s = seq;
-        let mut e = end;
-        // Merge with every overlapping or adjacent range.
-        self.ooo.retain(|&(a, b)| {
-            if b < s || a > e {
-                true
-            } else {
-                s = s.min(a);
-                e = e.max(b);
-                false
-            }
-        });
-        let pos = self.ooo.partition_point(|&(a, _)| a < s);
-        self.ooo.insert(pos, (s, e));
+        seq < end && self.ooo.covers(seq, end)
     }
 
     fn make_ack(&mut self, timer_triggered: bool, segments: u32) -> Ack {
@@ -259,7 +240,7 @@ impl Receiver {
                 if ack.n_sack as usize >= self.cfg.max_sack_blocks {
                     break;
                 }
-                if let Some(&block) = self.ooo.iter().find(|&&(s, e)| s <= r && r < e) {
+                if let Some(block) = self.ooo.containing(r) {
                     if !ack.sack_blocks().contains(&block) {
                         ack.sack[ack.n_sack as usize] = block;
                         ack.n_sack += 1;

@@ -1,0 +1,124 @@
+"""Determinism fingerprint: one digest per scenario over every result table and trace.
+
+Run it before and after an engine change that must not change results, and compare:
+
+    python bench/fingerprint.py > before.txt      # on the old build
+    python bench/fingerprint.py > after.txt       # on the new build
+    diff before.txt after.txt                     # empty: byte-identical results
+
+The scenarios are every shipped example plus ``--random N`` (default 200) seeded random dumbbells
+that exercise every recovery variant, receiver, MSS, dupthresh, a short last segment, receive
+windows, random loss and reordering, pacing and the startup algorithms; and ``--heavy`` adds the
+single-flow large-window paths of docs/PERFORMANCE.md (slow, minutes on an old build). Scenario
+files given as arguments are fingerprinted too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import startlab
+
+ROOT = Path(__file__).resolve().parent.parent
+ALGORITHMS = [
+    "slow-start", "lss", "abc", "bc", "hoe", "hystart", "hystart-linux", "hystart++", "vegas",
+    "packet-pair", "astart", "delay-ss", "search", "bbr-startup", "paced-start",
+]
+
+
+def random_scenario(i: int) -> dict[str, Any]:
+    """A random but valid dumbbell scenario, a pure function of ``i``."""
+    rng = random.Random(1000 + i)
+    flows = []
+    for k in range(rng.choice([1, 1, 2, 3])):
+        mss = rng.choice([100, 536, 1000, 1448])
+        tcp: dict[str, Any] = {
+            "recovery": rng.choice(["tahoe", "reno", "newreno", "sack", "sack", "sack"]),
+            "mss": f"{mss}B",
+            "ack": rng.choice(["every-packet", "delayed", "quickack"]),
+            "dupthresh": rng.choice([3, 3, 3, 1, 2, 5]),
+            "limited_transmit": rng.random() < 0.7,
+            "congestion_avoidance": rng.choice(["reno", "cubic"]),
+            "pacing": rng.random() < 0.2,
+            "initial_window": rng.choice([1, 2, 3, 10, 40]),
+            "sack_blocks": rng.choice([1, 3, 4]),
+        }
+        if rng.random() < 0.2:
+            tcp["rwnd"] = f"{rng.choice([20, 64, 300])}pkt"
+        if rng.random() < 0.3:
+            tcp["handshake"] = True
+        size = rng.choice(["infinite", f"{rng.randint(1, 3000) * mss + rng.randint(1, mss - 1)}B", "2MB"])
+        flows.append({
+            "name": f"f{k}",
+            "size": size,
+            "start": f"{rng.randint(0, 500)}ms",
+            "tcp": tcp,
+            "startup": {"algorithm": rng.choice(ALGORITHMS)},
+        })
+    scenario: dict[str, Any] = {
+        "seed": i,
+        "duration": f"{rng.choice([3, 6, 10])}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck_rate": rng.choice(["2Mbps", "10Mbps", "100Mbps", "300Mbps"]),
+            "rtt": rng.choice(["2ms", "20ms", "80ms", "200ms"]),
+            "access_rate": "1Gbps",
+            "queue": {"kind": "droptail", "limit": rng.choice(["0pkt", "5pkt", "30pkt", "200pkt", "2000pkt", "64KB"])},
+        },
+        "flows": flows,
+        "trace": {"cwnd": True, "seq": True, "queue": True},
+    }
+    impairments = []
+    if rng.random() < 0.3:
+        impairments.append({"link": "bottleneck", "direction": "forward", "loss": {"kind": "random", "p": rng.choice([0.001, 0.01, 0.05])}})
+    if rng.random() < 0.15:
+        impairments.append({"link": "access-d0", "jitter": {"kind": "uniform", "max": "3ms", "reorder": True}})
+    if impairments:
+        scenario["impairments"] = impairments
+    if rng.random() < 0.3:
+        scenario["cross"] = [{"kind": "cbr", "rate": "1Mbps", "packet_size": "1000B", "start": "100ms"}]
+    return scenario
+
+
+def heavy() -> dict[str, dict[str, Any]]:
+    """Single slow-start flows with a one-BDP buffer: the large windows of docs/PERFORMANCE.md."""
+    from startlab.bench import large_window_scenarios
+
+    return large_window_scenarios(quick=False)
+
+
+def digest(result: Any) -> str:
+    """SHA-256 over the flows and links tables and the cwnd, sequence and queue traces."""
+    h = hashlib.sha256()
+    for frame in (result.flows, result.links, result.traces.cwnd, result.traces.seq, result.traces.queue):
+        h.update(frame.to_csv(index=False, float_format="%r").encode())
+    return h.hexdigest()[:24]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--random", type=int, default=200, help="random scenarios (default 200)")
+    parser.add_argument("--heavy", action="store_true", help="add the large-window benchmark paths")
+    parser.add_argument("--no-examples", action="store_true", help="skip the shipped examples")
+    parser.add_argument("files", nargs="*", type=Path, help="more scenario files")
+    args = parser.parse_args(argv)
+    cases: list[tuple[str, Any]] = [] if args.no_examples else [(p.name, p) for p in sorted((ROOT / "examples").glob("*.toml"))]
+    cases += [(p.name, p) for p in args.files]
+    cases += [(f"random-{i}", random_scenario(i)) for i in range(args.random)]
+    if args.heavy:
+        cases += list(heavy().items())
+    for name, scenario in cases:
+        try:
+            out = digest(startlab.run(scenario, progress=False, base=str(ROOT / "examples")))
+        except Exception as exc:  # a refused random scenario is part of the fingerprint too
+            out = f"error: {type(exc).__name__}: {exc}"
+        print(f"{name} {out}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
