@@ -1,8 +1,11 @@
-"""Shared fixtures: one small, fast scenario (10 Mbit/s, 20 ms, 2 s) in every accepted form."""
+"""Shared fixtures: one small, fast scenario (10 Mbit/s, 20 ms, 2 s) in every accepted form; Ctrl-C
+for the tests that send it, whatever the test runner inherited."""
 
 from __future__ import annotations
 
 import copy
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +123,33 @@ def small_file(tmp_path: Path) -> Path:
 def small_result() -> startlab.Result:
     """The small scenario's result, run once per session (tests must not modify it)."""
     return startlab.run(SMALL_TOML, progress=False)
+
+
+# --- Ctrl-C -----------------------------------------------------------------------------------
+# A test runner started with SIGINT ignored (a background job of a non-interactive shell: `cmd &`
+# in a script, and so some CI agents) passes SIG_IGN on to this process and to every child, and
+# Python then installs no KeyboardInterrupt handler: a SIGINT sent by a test would be dropped. The
+# tests that send one restore it where it must arrive, and nowhere else (the startlab command itself
+# leaves an ignored SIGINT ignored, as a program started that way should).
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def sigint_in_child() -> Callable[[], None]:
+    """A ``preexec_fn`` for a child a test sends SIGINT to: the default disposition, restored after
+    fork and before exec, so that the child's Python installs its KeyboardInterrupt handler."""
+    return _default_sigint
+
+
+@pytest.fixture
+def sigint_here() -> Iterator[None]:
+    """Python's KeyboardInterrupt handler in this process for the test (a test that sends SIGINT
+    to itself); the runner's own disposition is put back afterwards."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

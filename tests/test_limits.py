@@ -1,6 +1,10 @@
-"""Per-run resource guards of ``startlab.run``: events, simulated time, memory."""
+"""Per-run resource guards of ``startlab.run``: events, simulated time, memory, wall time."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +51,59 @@ def test_a_memory_limit_counts_what_the_run_adds_to_the_process() -> None:
     assert len(startlab.run(SCENARIO, progress=False, max_memory=64 * 2**20).flows) == 1
 
 
-@pytest.mark.parametrize("name", ["max_events", "max_sim_time", "max_memory"])
+@pytest.mark.parametrize("name", ["max_events", "max_sim_time", "max_memory", "max_wall"])
 def test_limits_must_be_positive(name: str) -> None:
     with pytest.raises(ValueError, match=name):
         startlab.run(SCENARIO, progress=False, **{name: 0})
+
+
+#: SCENARIO ten times faster and 150 times longer: many seconds of wall time (some 90 million events).
+LONG = SCENARIO.replace('duration = "20s"', 'duration = "3000s"').replace('"10Mbps"', '"100Mbps"')
+
+DEFAULT = Path(__file__).resolve().parent.parent / "examples" / "paced-start-default.toml"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_memory": 2**40}, {"progress": True}, {"max_events": 10**12}],
+    ids=["alone", "with-max-memory", "with-progress-bar", "with-max-events"],
+)
+def test_a_wall_time_limit_stops_a_long_run_with_a_clear_error(options: dict[str, Any]) -> None:
+    with pytest.raises(startlab.ResourceLimitError) as info:
+        startlab.run(LONG, **{"progress": False, **options}, max_wall=0.2)
+    message = str(info.value)
+    found = re.fullmatch(
+        r"the run stopped after max_wall = 0\.2 s of wall time, at ([0-9.e+]+) s of 3000 s simulated \(([0-9 ]+) events\)", message
+    )
+    assert found, message
+    reached, events = float(found.group(1)), int(found.group(2).replace(" ", ""))
+    assert 0 < reached < 1500, "stopped long before the end"
+    assert events > 0
+
+
+def test_a_run_within_its_wall_time_limit_gives_the_same_results() -> None:
+    plain = startlab.run(DEFAULT, progress=False)
+    for options in ({}, {"max_memory": 2**40}):
+        limited = startlab.run(DEFAULT, progress=False, max_wall=1000, **options)
+        assert limited.flows.equals(plain.flows) and limited.links.equals(plain.links)
+        for kind in ("cwnd", "seq", "queue"):
+            assert getattr(limited.traces, kind).equals(getattr(plain.traces, kind)), kind
+        assert limited.stats == plain.stats
+    # The chunks must not hide the user's event limit: it stops the run at the same event, and is
+    # the limit reported.
+    events = int(plain.stats["events"])
+    assert events > 3 * 200_000, "the run spans several chunks of events"
+    same = startlab.run(DEFAULT, progress=False, max_wall=1000, max_events=events)
+    assert same.flows.equals(plain.flows)
+    for stop in (events - 1, 450_000, 200_000):
+        with pytest.raises(startlab.ResourceLimitError, match="max_events") as without:
+            startlab.run(DEFAULT, progress=False, max_events=stop)
+        with pytest.raises(startlab.ResourceLimitError, match="max_events") as within:
+            startlab.run(DEFAULT, progress=False, max_events=stop, max_wall=1000)
+        assert str(within.value) == str(without.value)
+
+
+@pytest.mark.parametrize("value", [0, -1, 0.0, float("nan"), float("inf"), "30s", True, [1]])
+def test_a_bad_wall_time_limit_is_refused_naming_what_is_accepted(value: object) -> None:
+    with pytest.raises(ValueError, match=r"max_wall = .*: expected a positive, finite number of seconds"):
+        startlab.run(SCENARIO, progress=False, max_wall=value)  # type: ignore[arg-type]

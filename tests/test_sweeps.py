@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -305,6 +306,68 @@ def test_a_run_over_a_resource_limit_is_recorded_as_failed(tmp_path: Path) -> No
     assert (runs[runs["duration"] == 1.0]["status"] == "ok").all()
 
 
+def long_and_short_sweep(limits: str = "") -> str:
+    """Two runs: 1 s of simulated time (milliseconds of wall time) and 3000 s at 100 Mbit/s (many
+    seconds), with the sweep file's ``limits`` line when given."""
+    extra = '[[axis]]\nname = "duration"\nkey = "duration"\nvalues = ["1s", "3000s"]\n'
+    text = sweep_text(replicates=1, extra=extra).replace('values = ["slow-start", "hystart", "paced-start"]', 'values = ["slow-start"]')
+    text = text.replace('range = { from = "10pkt", to = "40pkt", step = "15pkt" }', 'values = ["40pkt"]')
+    text = text.replace('bottleneck_rate = "10Mbps"', 'bottleneck_rate = "100Mbps"')
+    return text.replace("replicates = 1", f"replicates = 1\n{limits}") if limits else text
+
+
+def check_the_long_run_failed_on_max_wall(db: Path, limit: str) -> None:
+    with startlab.open_sweep(db) as results:
+        runs = results.runs()
+    assert len(runs) == 2
+    short, long = runs[runs["duration"] == 1.0].iloc[0], runs[runs["duration"] == 3000.0].iloc[0]
+    assert short["status"] == "ok" and pd.isna(short["error"])
+    assert long["status"] == "failed"
+    assert long["error"].startswith(f"ResourceLimitError: the run stopped after max_wall = {limit} s of wall time, at ")
+    assert "of 3000 s simulated (" in long["error"] and long["error"].endswith(" events)")
+
+
+def test_a_wall_time_limit_in_the_sweep_file_fails_the_run_that_exceeds_it(tmp_path: Path) -> None:
+    sweep = sweepfile.parse(long_and_short_sweep('limits = { max_wall = "0.5s" }'))
+    assert sweep.limits == sweepfile.Limits(max_wall=0.5)
+    report = sweeprun.run_sweep(sweep, tmp_path / "s.duckdb", jobs=1, progress=False)
+    assert (report.ran, report.failed) == (2, 1)
+    check_the_long_run_failed_on_max_wall(tmp_path / "s.duckdb", "0.5")
+
+
+def test_the_command_line_wall_time_limit_wins_over_the_sweep_file(tmp_path: Path) -> None:
+    path = write(tmp_path, long_and_short_sweep('limits = { max_wall = "1h", max_events = 1e12 }'))
+    done = CliRunner().invoke(cli, ["sweep", str(path), "--max-wall", "400ms", "--no-progress", "-j", "1"])
+    assert done.exit_code == 0, done.output
+    assert "2 runs: 0 already stored, 2 run (1 failed)" in done.output
+    check_the_long_run_failed_on_max_wall(tmp_path / "sweep.duckdb", "0.4")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [('"30s"', 30.0), ('"10min"', 600.0), ('"2h"', 7200.0), ("90", 90.0), ("0.25", 0.25), ('"1_500ms"', 1.5)],
+)
+def test_the_wall_time_limit_takes_a_duration(value: str, expected: float) -> None:
+    sweep = sweepfile.parse(sweep_text().replace("replicates = 2", f"replicates = 2\nlimits = {{ max_wall = {value} }}"))
+    assert sweep.limits.max_wall == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('"30"', 'sweep.limits.max_wall = \'30\': expected a wall-clock duration such as "30s" or "10min" (ns, us, ms, s, min, h)'),
+        ('"2GiB"', "sweep.limits.max_wall = '2GiB': expected a wall-clock duration"),
+        ('"0s"', "sweep.limits.max_wall = '0s': must be positive"),
+        ("-5", "sweep.limits.max_wall = -5: must be positive"),
+        ("true", "sweep.limits.max_wall = True: expected a wall-clock duration"),
+    ],
+)
+def test_a_bad_wall_time_limit_is_refused(value: str, message: str) -> None:
+    with pytest.raises(sweepfile.SweepError) as info:
+        sweepfile.parse(sweep_text().replace("replicates = 2", f"replicates = 2\nlimits = {{ max_wall = {value} }}"))
+    assert message in str(info.value)
+
+
 def test_traces_are_parquet_files_listed_in_the_database_when_asked(tmp_path: Path) -> None:
     text = sweep_text(replicates=1).replace("cwnd = false", "cwnd = true").replace('values = ["slow-start", "hystart", "paced-start"]', 'values = ["slow-start"]')
     db = tmp_path / "s.duckdb"
@@ -384,11 +447,12 @@ def test_sigkill_at_any_moment_loses_no_stored_run_and_duplicates_none(tmp_path:
     assert_same(killed, clean)
 
 
-def test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes(tmp_path: Path, sigint_in_child: Callable[[], None]) -> None:
     path = write(tmp_path, sweep_text(replicates=4))
     db = tmp_path / "s.duckdb"
     command = [sys.executable, "-m", "startlab", "sweep", str(path), "--db", str(db), "-j", "2", "--log", "--no-progress"]
-    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as proc:
+    popen = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, preexec_fn=sigint_in_child)
+    with popen as proc:
         assert proc.stderr is not None
         logged = 0
         for line in proc.stderr:
@@ -410,6 +474,7 @@ def test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes(tmp_path: Path) ->
 
 
 
+@pytest.mark.usefixtures("sigint_here")
 def test_ctrl_c_while_a_run_is_being_stored_waits_for_that_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Ctrl-C arriving inside the store (here: between DuckDB's BEGIN and the rest) used to leave
     # the connection inside a transaction, and the next run's BEGIN failed.
@@ -482,6 +547,8 @@ def test_cli_runs_resumes_and_lists(tmp_path: Path) -> None:
     [
         (["sweep", "missing.toml"], "error: sweep file not found"),
         (["sweep", "{path}", "--max-memory", "2QB"], "error: limits.max_memory = '2QB'"),
+        (["sweep", "{path}", "--max-wall", "soon"], "error: limits.max_wall = 'soon': expected a wall-clock duration such as \"30s\""),
+        (["sweep", "{path}", "--max-wall", "0s"], "error: limits.max_wall = '0s': must be positive"),
         (["sweep", "{path}", "-j", "0"], "error: --jobs 0"),
         (["sweep", "{path}", "--dask", "foo"], "error: --dask 'foo': expected a scheduler address"),
         (["sweep", "{path}", "--dry-run", "--db", "{path}"], "cannot open the sweep database"),

@@ -14,19 +14,25 @@ same structure as the TOML document. The native side checks it strictly and rais
 
 from __future__ import annotations
 
+import importlib
 import json
+import math
 import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Union
 
 from . import _core
 from ._core import ScenarioError, SimulationError
-from .result import Result, Traces
 
-# Imported last: compare builds on run() and _source() above (resolved at call time).
-from .compare import Comparison, compare  # noqa: E402
+# result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
+# that ``import startlab`` (and the command line) stays fast. compare builds on run() and
+# _source() below, resolved at call time.
+from .result import Result, Traces
+from .compare import Comparison, compare
 
 __all__ = [
     "Comparison",
@@ -44,6 +50,19 @@ __all__ = [
     "sweep",
     "validate",
 ]
+
+#: Submodules imported on first use as attributes (``startlab.plot``, ``startlab.models``, ...),
+#: not by ``import startlab``: most of them import pandas, matplotlib, SciPy or DuckDB.
+_SUBMODULES = frozenset(
+    {"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"}
+)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__: str = _core.__version__
 
@@ -148,7 +167,8 @@ def open_sweep(db: str | os.PathLike[str]) -> Any:
 
 
 class ResourceLimitError(RuntimeError):
-    """A run exceeded one of the limits given to :func:`run` (events, simulated time, memory)."""
+    """A run exceeded one of the limits given to :func:`run` (events, simulated time, memory,
+    wall time)."""
 
 
 def run(
@@ -158,6 +178,7 @@ def run(
     max_events: int | None = None,
     max_sim_time: float | None = None,
     max_memory: int | None = None,
+    max_wall: float | None = None,
     base: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
@@ -171,7 +192,12 @@ def run(
             simulated seconds, before it runs.
         max_memory: stop with :class:`ResourceLimitError` when the process's resident memory
             has grown by more than this many bytes since the run began (checked every 1/200 of
-            the simulated time).
+            the simulated time and between chunks of 200 000 events).
+        max_wall: stop with :class:`ResourceLimitError` when the run has taken more than this many
+            seconds of wall time since the call (a positive number; the clock is read between
+            chunks of 200 000 events, a few tens of milliseconds each, so a run may overshoot by
+            about that much). A run that stays within it gives exactly the results of a run
+            without it.
         base: for a dict scenario, the directory its relative file names (``rate_trace``)
             resolve against; a file scenario uses its own directory.
 
@@ -180,9 +206,33 @@ def run(
         SimulationError: the simulator failed internally (a ``RuntimeError``).
         ResourceLimitError: a limit was exceeded (a ``RuntimeError``).
     """
+    sim = _simulate(
+        scenario, progress=progress, max_events=max_events, max_sim_time=max_sim_time,
+        max_memory=max_memory, max_wall=max_wall, base=base,
+    )  # fmt: skip
+    return Result._from_native(sim.results(), sim.stats())
+
+
+def _simulate(
+    scenario: Scenario,
+    *,
+    progress: bool | None = None,
+    max_events: int | None = None,
+    max_sim_time: float | None = None,
+    max_memory: int | None = None,
+    max_wall: float | None = None,
+    base: str | os.PathLike[str] | None = None,
+) -> _core.Simulation:
+    """:func:`run` up to its results: the finished native simulation (``startlab run --json``
+    turns its columns into JSON without building a :class:`Result`)."""
+    started = time.monotonic()
     for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
         if value is not None and not value > 0:
             raise ValueError(f"{name} = {value!r}: expected a positive number or None")
+    if max_wall is not None and (
+        isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not math.isfinite(max_wall) or max_wall <= 0
+    ):
+        raise ValueError(f"max_wall = {max_wall!r}: expected a positive, finite number of seconds (an int or a float) or None")
     text, fmt, directory = _source(scenario)
     if base is not None and isinstance(scenario, Mapping):
         directory = str(base)
@@ -197,10 +247,17 @@ def run(
     if progress is None:
         progress = sys.stderr.isatty()
     baseline = _resident_bytes() or 0
+    wall = None
+    if max_wall is not None or max_memory is not None:
+        # Both limits are looked at between chunks of events, so that no stretch of simulated
+        # time, however dense, runs unchecked.
+        wall = _Wall(sim, max_wall, started, None if max_events is None else int(max_events), lambda: _check_memory(sim, max_memory, baseline))
     if progress:
-        _run_with_progress(sim, max_memory, baseline)
+        _run_with_progress(sim, max_memory, baseline, wall)
     elif max_memory is not None:
-        _advance_in_steps(sim, lambda: _check_memory(sim, max_memory, baseline))
+        _advance_in_steps(sim, lambda: _check_memory(sim, max_memory, baseline), wall)
+    elif wall is not None:
+        _advance_in_steps(sim, lambda: None, wall, steps=1)
     else:
         sim.run()
     if sim.event_limit_reached:
@@ -208,20 +265,66 @@ def run(
             f"the run stopped after max_events = {max_events} events, at {sim.now_ns / 1e9:g} s of "
             f"{sim.duration_ns / 1e9:g} s simulated"
         )
-    return Result._from_native(sim.results(), sim.stats())
+    return sim
 
 
-def _advance_in_steps(sim: _core.Simulation, after_step: Any) -> None:
-    """Advance ``sim`` to its end in ``_PROGRESS_STEPS`` chunks of simulated time, calling
-    ``after_step()`` after each; stops early when the event limit is reached."""
+#: With a wall-time limit the engine runs chunks of at most this many events, and the clock is read
+#: between them (and after every chunk of simulated time of the progress bar and the memory check):
+#: 20–40 ms of engine time at the 5–10 million events per second the examples run at.
+_WALL_CHUNK_EVENTS = 200_000
+
+
+class _Wall:
+    """The wall-time and memory limits of one run: advances ``sim`` in chunks of events, reading
+    the clock (and calling ``memory``, the memory check) between them. ``max_events`` (the user's
+    event limit, already set on ``sim``) still stops the run at the same event, and is still
+    reported as such."""
+
+    def __init__(
+        self, sim: _core.Simulation, limit: float | None, started: float, max_events: int | None, memory: Callable[[], None]
+    ) -> None:
+        self.sim, self.limit, self.max_events, self.memory = sim, limit, max_events, memory
+        self.deadline = None if limit is None else started + limit
+
+    def advance(self, until_ns: int) -> bool:
+        """``sim.advance(until_ns)`` in chunks; returns as it does, or with the user's event limit
+        reached; raises :class:`ResourceLimitError` once past the deadline."""
+        sim = self.sim
+        while True:
+            cap = int(sim.stats()["events"]) + _WALL_CHUNK_EVENTS
+            users = self.max_events is not None and cap >= self.max_events
+            sim.set_event_limit(self.max_events if users else cap)
+            if sim.advance(until_ns):
+                return True
+            if users and sim.event_limit_reached:
+                return False
+            self.check()
+            if not sim.event_limit_reached:
+                return False  # until_ns reached
+
+    def check(self) -> None:
+        self.memory()
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            sim = self.sim
+            events = f"{int(sim.stats()['events']):,}".replace(",", " ")
+            raise ResourceLimitError(
+                f"the run stopped after max_wall = {self.limit:g} s of wall time, at {sim.now_ns / 1e9:g} s of "
+                f"{sim.duration_ns / 1e9:g} s simulated ({events} events)"
+            )
+
+
+def _advance_in_steps(sim: _core.Simulation, after_step: Callable[[], None], wall: _Wall | None = None, steps: int = _PROGRESS_STEPS) -> None:
+    """Advance ``sim`` to its end in ``steps`` chunks of simulated time, calling ``after_step()``
+    after each (each chunk in chunks of events under a wall-time limit); stops early when the
+    event limit is reached."""
     total = sim.duration_ns
-    step = max(total // _PROGRESS_STEPS, 1)
+    step = max(total // steps, 1)
     until = sim.now_ns
     finished = sim.finished
     while not finished and not sim.event_limit_reached:
         until = min(until + step, total)
         # `until >= total` guards the loop should the engine not report the end it reached.
-        finished = sim.advance(until) or until >= total
+        finished = (wall.advance(until) if wall is not None else sim.advance(until)) or until >= total
         after_step()
 
 
@@ -245,7 +348,7 @@ def _check_memory(sim: _core.Simulation, limit: int | None, baseline: int) -> No
         )
 
 
-def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None, baseline: int = 0) -> None:
+def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None, baseline: int = 0, wall: _Wall | None = None) -> None:
     """Advance ``sim`` in chunks of simulated time, drawing a progress bar on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -264,4 +367,4 @@ def _run_with_progress(sim: _core.Simulation, max_memory: int | None = None, bas
             bar.update(task, completed=sim.now_ns, now=sim.now_ns / 1e9)
             _check_memory(sim, max_memory, baseline)
 
-        _advance_in_steps(sim, step)
+        _advance_in_steps(sim, step, wall)

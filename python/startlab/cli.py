@@ -2,26 +2,29 @@
 
 Exit codes: 0 success; 2 bad input (a refused scenario, a missing file, a usage error), reported
 as one ``error: ...`` line on stderr; 1 an internal simulator failure (``internal error: ...``).
+
+Each command imports what it uses when it runs: importing this module (``startlab --help``) loads
+neither pandas, matplotlib, SciPy, DuckDB, Dask nor rich, and ``startlab run --json`` writes the
+JSON from the native results without pandas (tests/test_imports.py holds these import sets).
 """
 
 from __future__ import annotations
 
-import inspect
+import importlib
 import json
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
-import pandas as pd
-from rich.table import Table
 
 import startlab
 
-from ._console import stdout_console
-from .result import _records
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
 
 #: Per-flow columns shown by ``startlab run``: (column, heading, formatter).
 _FLOW_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
@@ -80,8 +83,38 @@ class _Failure(click.ClickException):
         click.echo(self.message, err=True)
 
 
+class _LazyCommand(click.Command):
+    """Stands for a command defined in a module too slow to import for every command: ``--help``
+    lists it with this help, and :class:`_Group` imports the real command to run it (or to show its
+    own help). tests/test_imports.py checks that the help given here is the command's."""
+
+    def __init__(self, name: str, target: str, help: str) -> None:
+        super().__init__(name, help=help)
+        self.target = target  # "module:attribute"
+
+    def load(self) -> click.Command:
+        module, attribute = self.target.split(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+
 class _Group(click.Group):
-    """Turns the package's exceptions into one-line messages and exit codes, never a traceback."""
+    """Turns the package's exceptions into one-line messages and exit codes, never a traceback;
+    imports the commands that stand as :class:`_LazyCommand` when one is asked for."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, _LazyCommand):
+            command = self.commands[cmd_name] = command.load()
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing of the commands, without importing those not yet loaded."""
+        commands = [(name, self.commands[name]) for name in self.list_commands(ctx) if not self.commands[name].hidden]
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -136,6 +169,9 @@ def run(
     scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None
 ) -> None:
     """Simulate SCENARIO (a TOML file) and show the results."""
+    from ._console import stdout_console
+    from .result import _records, native_json
+
     progress = False if no_progress else None
     if algorithms is not None:
         names = [name.strip() for name in algorithms.split(",") if name.strip()]
@@ -151,10 +187,15 @@ def run(
             click.echo(f"wrote {len(written)} files to {out}", err=True)
         return
     with _naming(scenario):
-        result = startlab.run(_scenario_file(scenario), progress=progress)
+        sim = startlab._simulate(_scenario_file(scenario), progress=progress)
+    raw = sim.results()
     if as_json:
-        click.echo(result.to_json())
-    else:
+        # The JSON of Result.to_json, from the native columns: no pandas to import.
+        click.echo(native_json(raw))
+        if out is None:
+            return
+    result = startlab.Result._from_native(raw, sim.stats())
+    if not as_json:
         console = stdout_console()
         if len(result.flows) > _MAX_FLOW_ROWS:
             title = f"{int(result.flows['measured'].sum())} measured flows of {len(result.flows)}"
@@ -187,7 +228,12 @@ def model(ctx: click.Context, name: str | None, points: int, plot_path: str | No
     Parameters are the function's keyword names (the papers' symbols); values take units (100KB,
     10Mbps, 200ms) and one may be a range A..B, printed as a table (and plotted with --plot).
     """
+    import inspect
+
+    from rich.table import Table
+
     from . import modelcli
+    from ._console import stdout_console
 
     if list_models or name is None:
         table = Table(title="Models (startlab.models)")
@@ -229,7 +275,10 @@ def check_models(quick: bool, only: str | None, out: Path | None) -> None:
 
     Exit code 1 if a comparison where the model's assumptions hold is outside its tolerance.
     """
+    from rich.table import Table
+
     from . import check as checks
+    from ._console import stdout_console
 
     try:
         frame = checks.check_models(quick=quick, only=only)
@@ -277,6 +326,10 @@ def algorithms(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(listed, indent=2))
         return
+    from rich.table import Table
+
+    from ._console import stdout_console
+
     table = Table(title="Algorithms")
     for heading in ("name", "role", "summary", "parameters (default)", "source"):
         table.add_column(heading)
@@ -312,21 +365,25 @@ def bench(quick: bool, repeat: int, sweeps: bool, dask: bool) -> None:
 @click.option("--retry-failed", is_flag=True, help="Run again the runs stored as failed.")
 @click.option("--max-events", type=float, help="Per-run limit on engine events.")
 @click.option("--max-sim-time", help="Per-run limit on simulated time (600s).")
-@click.option("--max-memory", help="Per-run limit on resident memory (2GiB); default: 80 % of the machine's memory shared among the workers.")
+@click.option("--max-memory", help="Per-run limit on what a run adds to its process's resident memory (2GiB); default: half the machine's memory.")
+@click.option("--max-wall", help="Per-run limit on wall time (30s, 10min); off by default.")
 @click.option("--dry-run", is_flag=True, help="List the runs and whether each is stored, to run, or refused; run nothing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 @click.option("--log", is_flag=True, help="One line on stderr per stored run.")
 def sweep(
     sweep_file: str, db: Path | None, jobs: int | None, dask_address: str | None, traces: bool | None, retry_failed: bool,
-    max_events: float | None, max_sim_time: str | None, max_memory: str | None, dry_run: bool, progress: bool | None, log: bool,
+    max_events: float | None, max_sim_time: str | None, max_memory: str | None, max_wall: str | None, dry_run: bool,
+    progress: bool | None, log: bool,
 ) -> None:  # fmt: skip
     """Run a parameter sweep (docs/SWEEPS.md): every run not yet in the database, on local
     processes or a Dask cluster, each stored as it completes. Rerun to resume."""
     from . import sweepfile, sweeprun
+    from ._console import stdout_console
 
     try:
         spec = sweepfile.load(sweep_file)
-        given = {k: v for k, v in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)) if v is not None}
+        options = (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory), ("max_wall", max_wall))
+        given = {k: v for k, v in options if v is not None}
         limits = sweepfile.parse_limits({**_limit_dict(spec.limits), **given}, "limits")
     except sweepfile.SweepError as e:
         raise _Failure(f"error: {e}", 2) from e
@@ -351,12 +408,15 @@ def sweep(
 
 
 def _limit_dict(limits: Any) -> dict[str, Any]:
-    return {k: v for k, v in (("max_events", limits.max_events), ("max_sim_time", limits.max_sim_time), ("max_memory", limits.max_memory)) if v is not None}
+    from .sweepfile import LIMIT_KEYS
+
+    return {k: getattr(limits, k) for k in LIMIT_KEYS if getattr(limits, k) is not None}
 
 
 def _dry_run(spec: Any, path: Path, limits: Any) -> Table:
     """The runs of a sweep, with the state of each in the database at ``path``."""
     import duckdb
+    from rich.table import Table
 
     from . import sweeprun
 
@@ -388,6 +448,8 @@ def _table(
     title: str, frame: pd.DataFrame, columns: Sequence[tuple[str, str, Callable[[Any], str]]]
 ) -> Table:
     """A rich table of the given columns (those present); nulls are shown as a dash."""
+    from rich.table import Table
+
     present = [(name, heading, fmt) for name, heading, fmt in columns if name in frame]
     table = Table(title=title)
     for name, heading, _ in present:
@@ -398,19 +460,26 @@ def _table(
 
 
 def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
+    import pandas as pd
+
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return fmt(value)
 
 
-def _register_sweep_analysis() -> None:
-    from .sweepstats import plot_command, results_command
-
-    cli.add_command(results_command)
-    cli.add_command(plot_command)
-
-
-_register_sweep_analysis()
+#: The sweep analysis commands (startlab.sweepstats imports DuckDB, SciPy and matplotlib): name,
+#: where the command is, and its help as ``startlab --help`` lists it (its docstring).
+_LAZY_COMMANDS = (
+    ("results", "startlab.sweepstats:results_command", "Summarize a sweep database, or query it with --sql."),
+    (
+        "plot",
+        "startlab.sweepstats:plot_command",
+        "Plot a metric of a sweep against an axis (mean/median over replicates with a CI band),\n"
+        "or its CDF over flows (--kind cdf); print the table behind it.",
+    ),
+)
+for _name, _target, _help in _LAZY_COMMANDS:
+    cli.add_command(_LazyCommand(_name, _target, _help))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -4,6 +4,8 @@
 each time with every flow's ``startup`` replaced by that algorithm (its defaults), and gathers one
 comparison table and overlaid cwnd plots. The runs are independent: the algorithms do not share
 the network (for competing flows, name them on separate ``[[flows]]`` of one scenario instead).
+pandas and matplotlib are imported when a comparison is built, not with this module (which
+``import startlab`` imports).
 """
 
 from __future__ import annotations
@@ -13,19 +15,21 @@ import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
-from . import plot
-from .result import Result, _save
+    from .result import Result
 
 
 class Comparison:
     """The results of one scenario under several startup algorithms."""
 
     def __init__(self, results: Mapping[str, Result]) -> None:
+        import pandas as pd
+
         #: One result per algorithm, in the order given.
         self.results: dict[str, Result] = dict(results)
         frames = []
@@ -41,6 +45,10 @@ class Comparison:
 
     def plot_cwnd(self) -> Figure:
         """cwnd of every flow of every run on one axes, labelled ``algorithm: flow``."""
+        import pandas as pd
+
+        from . import plot
+
         traces, flows = [], []
         for name, result in self.results.items():
             trace = result.traces.cwnd.copy()
@@ -56,6 +64,8 @@ class Comparison:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write the comparison table (Parquet, CSV) and the overlaid cwnd plot (PNG, SVG)."""
+        from .result import _save
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self.flows.to_parquet(out / "compare.parquet", index=False)

@@ -2,6 +2,8 @@
 
 Every number is computed by the native simulator (docs/RESULTS.md lists the columns and their
 units); this module only reshapes the columns into pandas DataFrames, names integer ids, and draws.
+NumPy and pandas are imported when a result is built, not with this module: ``import startlab`` and
+``startlab run --json`` (:func:`native_json`) do without them.
 """
 
 from __future__ import annotations
@@ -14,10 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
 #: The columns of each trace (docs/RESULTS.md); a trace the scenario disabled is an empty table
@@ -203,10 +203,14 @@ def _save(figure: Figure, stem: Path) -> list[Path]:
 
 def _table(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     """A DataFrame from native columns: ``*_ns`` columns become seconds, nullable numbers floats."""
+    import pandas as pd
+
     return pd.DataFrame(dict(_column(name, values) for name, values in columns.items()))
 
 
 def _column(name: str, values: Sequence[Any]) -> tuple[str, Any]:
+    import numpy as np
+
     if name.endswith(_NS_SUFFIX):
         return name[: -len(_NS_SUFFIX)], np.asarray(values, dtype=np.float64) / 1e9
     if isinstance(values, list) and any(v is None for v in values) and all(map(_is_number, values)):
@@ -226,6 +230,9 @@ def _trace(
     labels: Mapping[str, Sequence[str]],
 ) -> pd.DataFrame:
     """A trace table with integer ids (flow, link, event code) replaced by their names."""
+    import numpy as np
+    import pandas as pd
+
     if columns:
         frame = _table(columns)
     else:
@@ -239,6 +246,8 @@ def _trace(
 
 def _categorical(values: pd.Series, categories: Sequence[str]) -> pd.Categorical:
     """Integer ids as names (id i is ``categories[i]``); names are checked against the list."""
+    import pandas as pd
+
     dtype = pd.CategoricalDtype(list(categories))
     if pd.api.types.is_integer_dtype(values):
         return pd.Categorical.from_codes(values.to_numpy(), dtype=dtype)
@@ -247,12 +256,41 @@ def _categorical(values: pd.Series, categories: Sequence[str]) -> pd.Categorical
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-ready dicts: plain Python scalars, None for NaN, infinities and NA."""
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    import numpy as np
+    import pandas as pd
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+            return None
+        return value
+
+    return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
-        return None
-    return value
+def native_json(raw: Mapping[str, Any]) -> str:
+    """What :meth:`Result.to_json` gives for the result built from ``raw`` (``Simulation.results()``),
+    computed from the native columns directly, without NumPy or pandas (``startlab run --json``)."""
+    return json.dumps({"flows": _native_records(raw["flows"]), "links": _native_records(raw["links"])}, allow_nan=False)
+
+
+def _native_records(columns: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """The rows of a native table as :func:`_records` gives them for ``_table(columns)``: the same
+    columns in the same order, with the values the DataFrame would hold (``*_ns`` in seconds, a
+    numeric column with a null or a float in floats) as plain Python scalars, None for NaN."""
+    converted = dict(_native_column(name, values) for name, values in columns.items())
+    names = list(converted)
+    return [dict(zip(names, row)) for row in zip(*converted.values())]
+
+
+def _native_column(name: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+    """One column as :func:`_column` and pandas' type inference make it, in plain Python."""
+    finite = math.isfinite
+    if name.endswith(_NS_SUFFIX):
+        seconds = (None if v is None else v / 1e9 for v in values)
+        return name[: -len(_NS_SUFFIX)], [v if v is not None and finite(v) else None for v in seconds]
+    if all(map(_is_number, values)) and any(v is None or isinstance(v, float) for v in values):
+        # float64 in the DataFrame: a null or one float makes every value of the column a float.
+        return name, [float(v) if v is not None and finite(v) else None for v in values]
+    return name, [None if isinstance(v, float) and not finite(v) else v for v in values]

@@ -8,7 +8,7 @@ A sweep file is TOML::
     set = { duration = "20s" }         # fixed changes to the base, any keys (before the axes)
     seed = 1                           # the sweep's seed (default 1)
     replicates = 3                     # runs per grid point, each with its own seed (default 1)
-    limits = { max_events = 50_000_000, max_sim_time = "600s", max_memory = "2GiB" }
+    limits = { max_events = 50_000_000, max_sim_time = "600s", max_memory = "2GiB", max_wall = "10min" }
     traces = false                     # store cwnd/seq/queue traces as Parquet files
     dask = "tcp://10.0.0.1:8786"       # optional: run on this Dask scheduler by default
 
@@ -69,10 +69,14 @@ _QUANTITY = re.compile(r"^\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
 #: values are written in the unit of the first end.
 _SWEEP_KEYS = {"name", "base", "set", "seed", "replicates", "limits", "traces", "dask"}
 _AXIS_KEYS = {"name", "key", "values", "range", "sample", "zip"}
-_LIMIT_KEYS = {"max_events", "max_sim_time", "max_memory"}
+#: The per-run limits, in the order the command line lists them.
+LIMIT_KEYS = ("max_events", "max_sim_time", "max_memory", "max_wall")
+_LIMIT_KEYS = set(LIMIT_KEYS)
 _SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 _RATE_UNITS = {"bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9}
+#: max_wall also takes hours.
+_WALL_UNITS = {**_TIME_UNITS, "h": 3600.0}
 
 
 def _in_unit(number: Decimal, unit: str, target: str, where: str) -> Decimal:
@@ -119,11 +123,13 @@ class Axis:
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-run resource guards (None: no limit)."""
+    """Per-run resource guards (None: no limit); ``max_sim_time`` and ``max_wall`` in seconds,
+    ``max_memory`` in bytes."""
 
     max_events: int | None = None
     max_sim_time: float | None = None
     max_memory: int | None = None
+    max_wall: float | None = None
 
 
 @dataclass(frozen=True)
@@ -279,10 +285,10 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def parse_limits(table: Any, where: str) -> Limits:
-    """``max_events`` (a count), ``max_sim_time`` (seconds or "600s") and ``max_memory`` (bytes
-    or "2GiB")."""
+    """``max_events`` (a count), ``max_sim_time`` (seconds or "600s"), ``max_memory`` (bytes or
+    "2GiB") and ``max_wall`` (seconds of wall time or "10min")."""
     if not isinstance(table, dict):
-        raise SweepError(f"{where}: expected a table such as {{ max_events = 1e8, max_memory = \"2GiB\" }}")
+        raise SweepError(f"{where}: expected a table such as {{ max_events = 1e8, max_memory = \"2GiB\", max_wall = \"10min\" }}")
     _only(table, _LIMIT_KEYS, where)
     events = table.get("max_events")
     if events is not None:
@@ -295,7 +301,10 @@ def parse_limits(table: Any, where: str) -> Limits:
     memory = table.get("max_memory")
     if memory is not None:
         memory = int(parse_amount(memory, _SIZE_UNITS, f"{where}.max_memory", "a size such as \"2GiB\""))
-    return Limits(max_events=events, max_sim_time=time, max_memory=memory)
+    wall = table.get("max_wall")
+    if wall is not None:
+        wall = parse_amount(wall, _WALL_UNITS, f"{where}.max_wall", "a wall-clock duration such as \"30s\" or \"10min\"")
+    return Limits(max_events=events, max_sim_time=time, max_memory=memory, max_wall=wall)
 
 
 def parse_amount(value: Any, units: Mapping[str, float], where: str, expected: str) -> float:

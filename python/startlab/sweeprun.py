@@ -199,7 +199,7 @@ def execute(task: Task) -> Outcome:
     try:
         result = startlab.run(
             task.scenario, progress=False, base=task.base_dir, max_events=task.limits.max_events,
-            max_sim_time=task.limits.max_sim_time, max_memory=task.limits.max_memory,
+            max_sim_time=task.limits.max_sim_time, max_memory=task.limits.max_memory, max_wall=task.limits.max_wall,
         )  # fmt: skip
         traces = _write_traces(result, Path(task.trace_dir)) if task.trace_dir else None
     except MemoryError:
