@@ -107,3 +107,20 @@ def test_a_run_within_its_wall_time_limit_gives_the_same_results() -> None:
 def test_a_bad_wall_time_limit_is_refused_naming_what_is_accepted(value: object) -> None:
     with pytest.raises(ValueError, match=r"max_wall = .*: expected a positive, finite number of seconds"):
         startlab.run(SCENARIO, progress=False, max_wall=value)  # type: ignore[arg-type]
+
+
+def test_startlab_run_stops_at_its_limit_with_exit_code_3_and_says_how_far_it_got(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    scenario = Path(__file__).resolve().parent.parent / "examples" / "paced-start-default.toml"
+    cmd = [sys.executable, "-m", "startlab", "run", str(scenario), "--json", "--no-progress"]
+    stopped = subprocess.run([*cmd, "--max-events", "1000"], capture_output=True, text=True, timeout=120)
+    assert stopped.returncode == 3, stopped.stderr
+    assert "max_events = 1000" in stopped.stderr and "s of 50 s simulated" in stopped.stderr
+    assert stopped.stdout == ""
+    bad = subprocess.run([*cmd, "--max-wall", "soon"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "max_wall = 'soon'" in bad.stderr and "10min" in bad.stderr, bad.stderr
+    within = subprocess.run([*cmd, "--max-wall", "10min", "--max-memory", "8GiB"], capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert within.returncode == 0 and within.stdout == plain.stdout

@@ -1,7 +1,8 @@
 """The ``startlab`` command line: run, validate and benchmark scenarios.
 
 Exit codes: 0 success; 2 bad input (a refused scenario, a missing file, a usage error), reported
-as one ``error: ...`` line on stderr; 1 an internal simulator failure (``internal error: ...``).
+as one ``error: ...`` line on stderr; 1 an internal simulator failure (``internal error: ...``); 3 a
+run stopped by one of its ``--max-*`` limits (``error: the run stopped after ...``).
 
 Each command imports what it uses when it runs: importing this module (``startlab --help``) loads
 neither pandas, matplotlib, SciPy, DuckDB, Dask nor rich, and ``startlab run --json`` writes the
@@ -125,6 +126,8 @@ class _Group(click.Group):
             raise _Failure(f"error: {e}", 2) from e
         except startlab.SimulationError as e:
             raise _Failure(f"internal error: {e}", 1) from e
+        except startlab.ResourceLimitError as e:
+            raise _Failure(f"error: {e}", 3) from e
 
 
 def _scenario_file(path: str) -> Path:
@@ -165,14 +168,32 @@ def cli() -> None:
     metavar="ALG,ALG,...",
     help="Run the scenario once per startup algorithm (every flow switched to it) and compare.",
 )
+@click.option("--max-events", type=float, help="Stop the run after this many engine events.")
+@click.option("--max-sim-time", help="Refuse a scenario longer than this simulated time (600s).")
+@click.option("--max-memory", help="Stop the run once it adds more than this to the process's resident memory (2GiB).")
+@click.option("--max-wall", help="Stop the run after this much wall time (30s, 10min).")
 def run(
-    scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None
-) -> None:
-    """Simulate SCENARIO (a TOML file) and show the results."""
+    scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None,
+    max_events: float | None, max_sim_time: str | None, max_memory: str | None, max_wall: str | None,
+) -> None:  # fmt: skip
+    """Simulate SCENARIO (a TOML file) and show the results. A run stopped by one of the --max-*
+    limits exits with code 3 and says which limit and how far it got."""
     from ._console import stdout_console
     from .result import _records, native_json
 
     progress = False if no_progress else None
+    given = {k: v for k, v in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory), ("max_wall", max_wall)) if v is not None}
+    limits: dict[str, Any] = {}
+    if given:
+        from . import sweepfile
+
+        if algorithms is not None:
+            raise _Failure("error: the --max-* limits apply to a single run, not to --compare", 2)
+        try:
+            parsed = sweepfile.parse_limits(given, "limits")
+        except sweepfile.SweepError as e:
+            raise _Failure(f"error: {e}", 2) from e
+        limits = {k: getattr(parsed, k) for k in given}
     if algorithms is not None:
         names = [name.strip() for name in algorithms.split(",") if name.strip()]
         with _naming(scenario):
@@ -187,7 +208,7 @@ def run(
             click.echo(f"wrote {len(written)} files to {out}", err=True)
         return
     with _naming(scenario):
-        sim = startlab._simulate(_scenario_file(scenario), progress=progress)
+        sim = startlab._simulate(_scenario_file(scenario), progress=progress, **limits)
     raw = sim.results()
     if as_json:
         # The JSON of Result.to_json, from the native columns: no pandas to import.
