@@ -69,6 +69,40 @@ def sequence(trace: pd.DataFrame, name: str | None = None) -> Figure:
     return figure
 
 
+#: How the router sequence plot draws each packet event.
+_PACKET_STYLE: dict[str, dict[str, Any]] = {
+    "enqueue": {"marker": ".", "markersize": 2, "color": "tab:blue"},
+    "dequeue": {"marker": ".", "markersize": 2, "color": "tab:green"},
+    "drop": {"marker": "x", "markersize": 5, "color": "tab:red"},
+    "lost": {"marker": "+", "markersize": 5, "color": "tab:purple"},
+    "mark": {"marker": "^", "markersize": 4, "color": "tab:orange"},
+}
+
+
+def packets(trace: pd.DataFrame, link: str | None = None, flow: str | None = None) -> Figure:
+    """Sequence plot at a router (Smooth-start Figs. 8-9): one flow's data packets entering,
+    leaving and dropped at one link direction's queue, from the packet trace."""
+    data = trace[trace["kind"] == "data"] if len(trace) else trace
+    links = [name for name in trace["link"].cat.categories if (trace["link"] == name).any()] if len(trace) else []
+    flows = [name for name in trace["flow"].cat.categories if (data["flow"] == name).any()] if len(data) else []
+    if link is None:
+        link = links[0] if links else None
+    elif link not in links:
+        raise KeyError(f"link {link!r} has no packet trace; traced: {', '.join(links) or 'none (enable [trace.packets])'}")
+    if flow is None:
+        flow = flows[0] if flows else None
+    elif flow not in flows:
+        raise KeyError(f"flow {flow!r} has no data packets in the packet trace; traced: {', '.join(flows) or 'none'}")
+    figure, ax = _figure(f"Packets of {flow} at {link}", "sequence number (B)")
+    rows = data[(data["link"] == link) & (data["flow"] == flow)] if link is not None and flow is not None else data.iloc[:0]
+    kinds = [kind for kind in _PACKET_STYLE if kind in set(rows["event"])]
+    for kind in kinds:
+        points = rows[rows["event"] == kind]
+        ax.plot(points["time"], points["seq"], linestyle="none", label=kind, **_PACKET_STYLE[kind])
+    _finish(ax, len(kinds), "no packet trace (enable [trace.packets])")
+    return figure
+
+
 def queue(trace: pd.DataFrame, links: pd.DataFrame, names: Names = None) -> Figure:
     """Packets waiting over time; by default on the link(s) whose ``max_queue`` is highest."""
     if names is None and len(links):

@@ -26,6 +26,7 @@ TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "cwnd": ("time", "flow", "cwnd", "ssthresh"),
     "seq": ("time", "flow", "event", "seq", "len"),
     "queue": ("time", "link", "packets", "bytes", "red_avg"),
+    "packets": ("time", "link", "event", "kind", "flow", "seq", "len", "size", "queue_packets", "queue_bytes"),
 }
 
 #: A column named ``<name>_ns`` holds integer nanoseconds; it becomes ``<name>`` in float seconds.
@@ -41,6 +42,12 @@ class Traces:
         seq: ``time`` (s), ``flow``, ``event`` (``sent``, ``retransmitted``, ``acked``,
             ``dropped``), ``seq`` (first byte), ``len`` (B).
         queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire), ``red_avg`` (RED average queue in the limit's unit; NaN for drop-tail).
+        packets: with ``[trace.packets]``, one row per packet event on the traced link
+            directions: ``time`` (s), ``link``, ``event`` (``enqueue``, ``dequeue``, ``drop``,
+            ``lost``, ``mark``), ``kind`` (``data``, ``ack``, ``syn``, ``cross``, ``request``),
+            ``flow`` (flow or cross source), ``seq`` (first byte; an ACK's cumulative ACK),
+            ``len`` (payload B), ``size`` (B on the wire), ``queue_packets`` and ``queue_bytes``
+            waiting after the event.
 
     ``flow``, ``link`` and ``event`` are pandas Categoricals. A trace that ``[trace]`` disabled is
     an empty table with the same columns.
@@ -49,6 +56,7 @@ class Traces:
     cwnd: pd.DataFrame
     seq: pd.DataFrame
     queue: pd.DataFrame
+    packets: pd.DataFrame
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{kind}={len(getattr(self, kind))} rows" for kind in TRACE_COLUMNS)
@@ -84,8 +92,14 @@ class Result:
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
         """Build a result from ``Simulation.results()`` and ``Simulation.stats()``."""
         labels = {"flow": raw["flow_names"], "link": raw["link_names"], "event": raw["seq_kinds"]}
+        packet_labels = {
+            "flow": raw.get("packet_sources", raw["flow_names"]),
+            "link": raw["link_names"],
+            "event": raw.get("packet_events", ()),
+            "kind": raw.get("packet_kinds", ()),
+        }
         traces = {
-            kind: _trace(raw["traces"].get(kind) or {}, columns, labels)
+            kind: _trace(raw["traces"].get(kind) or {}, columns, packet_labels if kind == "packets" else labels)
             for kind, columns in TRACE_COLUMNS.items()
         }
         return cls(
@@ -152,17 +166,25 @@ class Result:
 
         return plot.queue(self.traces.queue, self.links, links)
 
+    def plot_packets(self, link: str | None = None, flow: str | None = None) -> Figure:
+        """Sequence plot at a router from the packet trace (``[trace.packets]``): the data packets
+        of ``flow`` (the first traced by default) entering, leaving and dropped at the queue of
+        ``link`` (a link direction ``NAME:FROM->TO``, the first traced by default)."""
+        from . import plot
+
+        return plot.packets(self.traces.packets, link, flow)
+
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet and CSV), the resolved scenario, stats and plots (PNG and SVG).
 
-        Files: ``flows``, ``links`` and ``trace_{cwnd,seq,queue}`` as ``.parquet`` and ``.csv``;
-        ``scenario.json``, ``stats.json``; ``cwnd``, ``sequence``, ``queue`` as ``.png`` and
+        Files: ``flows``, ``links`` and ``trace_{cwnd,seq,queue,packets}`` as ``.parquet`` and ``.csv``;
+        ``scenario.json``, ``stats.json``; ``cwnd``, ``sequence``, ``queue``, ``packets`` as ``.png`` and
         ``.svg``, and ``cdf_throughput`` for runs of 10 flows or more. A trace the scenario disabled is neither written nor plotted. Returns the paths
         written.
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue}
+        traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue, "packets": self.traces.packets}
         tables = {"flows": self.flows, "links": self.links}
         tables.update({f"trace_{kind}": frame for kind, frame in traces.items() if not frame.empty})
         written = []
@@ -177,6 +199,7 @@ class Result:
             "cwnd": (self.traces.cwnd, self.plot_cwnd),
             "sequence": (self.traces.seq, self.plot_sequence),
             "queue": (self.traces.queue, self.plot_queue),
+            "packets": (self.traces.packets, self.plot_packets),
         }
         for name, (frame, draw) in plots.items():
             if not frame.empty:

@@ -209,7 +209,25 @@ impl Simulation {
         queue.set_item("bytes", t.queue.bytes.clone().into_pyarray(py))?;
         queue.set_item("red_avg", t.queue.red_avg.clone().into_pyarray(py))?;
         traces.set_item("queue", queue)?;
+        let p = &t.packets;
+        let packets = PyDict::new(py);
+        packets.set_item("time", p.time.clone().into_pyarray(py))?;
+        packets.set_item("link", p.link.clone().into_pyarray(py))?;
+        packets.set_item("event", p.event.clone().into_pyarray(py))?;
+        packets.set_item("kind", p.kind.clone().into_pyarray(py))?;
+        packets.set_item("flow", p.flow.clone().into_pyarray(py))?;
+        packets.set_item("seq", p.seq.clone().into_pyarray(py))?;
+        packets.set_item("len", p.len.clone().into_pyarray(py))?;
+        packets.set_item("size", p.size.clone().into_pyarray(py))?;
+        packets.set_item("queue_packets", p.queue_packets.clone().into_pyarray(py))?;
+        packets.set_item("queue_bytes", p.queue_bytes.clone().into_pyarray(py))?;
+        traces.set_item("packets", packets)?;
         out.set_item("traces", traces)?;
+        // The packet trace's `flow` indexes the flows, then the cross sources.
+        let sources: Vec<String> = r.flow_names.iter().cloned().chain(self.sim.scenario().cross.iter().map(|c| c.name.clone())).collect();
+        out.set_item("packet_sources", sources)?;
+        out.set_item("packet_events", startlab_sim::trace::PACKET_EVENTS.to_vec())?;
+        out.set_item("packet_kinds", startlab_sim::trace::PACKET_KINDS.to_vec())?;
         out.set_item("flow_names", r.flow_names.clone())?;
         out.set_item("link_names", r.link_names.clone())?;
         out.set_item("seq_kinds", r.seq_kinds.clone())?;

@@ -301,6 +301,46 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
     Ok(out)
 }
 
+/// Checks `[trace.packets]`: every link exists, the direction is one of three, every flow name
+/// names a flow, a flow group, an arrival process or a cross source (`names`).
+pub(crate) fn resolve_packet_trace(pt: &raw::PacketTrace, topo: &Topology, cross: usize, names: &[&str]) -> R<crate::PacketTraceSpec> {
+    let p = "trace.packets";
+    let known = link_names(topo, cross);
+    if pt.links.is_empty() {
+        return err(format!("{p}.links"), "is empty; expected at least one link name such as \"bottleneck\"");
+    }
+    let (forward, reverse) = match pt.direction.as_deref().unwrap_or("both") {
+        "forward" => (true, false),
+        "reverse" => (false, true),
+        "both" => (true, true),
+        other => return err(format!("{p}.direction"), format!("{other:?} is not a direction; expected \"forward\", \"reverse\" or \"both\"")),
+    };
+    let mut links: Vec<(String, bool, bool)> = Vec::new();
+    for (i, l) in pt.links.iter().enumerate() {
+        if !known.contains(l) {
+            let shown: Vec<&String> = known.iter().take(12).collect();
+            let more = if known.len() > 12 { format!(" (and {} more)", known.len() - 12) } else { String::new() };
+            return err(format!("{p}.links[{i}]"), format!("{l:?} is not a link; links are {shown:?}{more}"));
+        }
+        if links.iter().any(|(n, _, _)| n == l) {
+            return err(format!("{p}.links[{i}]"), format!("{l:?} is listed twice"));
+        }
+        links.push((l.clone(), forward, reverse));
+    }
+    if let Some(flows) = &pt.flows {
+        if flows.is_empty() {
+            return err(format!("{p}.flows"), "is empty; leave it out to trace every packet, or name flows or cross sources");
+        }
+        for (i, f) in flows.iter().enumerate() {
+            if !names.iter().any(|n| crate::name_matches(f, n) || n == f) {
+                let shown: Vec<&&str> = names.iter().take(12).collect();
+                return err(format!("{p}.flows[{i}]"), format!("{f:?} names no flow, arrival process or cross source; names are {shown:?}"));
+            }
+        }
+    }
+    Ok(crate::PacketTraceSpec { links, flows: pt.flows.clone() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_trace;

@@ -694,6 +694,32 @@ pub struct TraceSpec {
     pub queue: bool,
     /// At most one point per series per interval (0 keeps everything).
     pub interval: Dur,
+    /// Per-packet queue events of chosen link directions (off: `None`).
+    pub packets: Option<PacketTraceSpec>,
+}
+
+/// `[trace.packets]`: enqueue, dequeue, drop, loss and ECN-mark events of every packet on the
+/// chosen link directions (the role of an ns-3 ascii or pcap trace at a router).
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketTraceSpec {
+    /// Links by name (as `[[impairments]]` names them), each with its directions: forward (first
+    /// end to second, the data direction of a dumbbell's links) and reverse.
+    pub links: Vec<(String, bool, bool)>,
+    /// Only these flows and cross sources (a `[[flows]]` or `[[arrivals]]` name covers its
+    /// replicates `NAME-k`); `None`: every packet.
+    pub flows: Option<Vec<String>>,
+}
+
+impl PacketTraceSpec {
+    /// Whether the flow or cross source `name` is traced.
+    pub fn selects(&self, name: &str) -> bool {
+        self.flows.as_ref().is_none_or(|list| list.iter().any(|f| name_matches(f, name)))
+    }
+}
+
+/// `entry` names `name` itself or one of its replicates (`entry-k`).
+pub(crate) fn name_matches(entry: &str, name: &str) -> bool {
+    name == entry || name.strip_prefix(entry).and_then(|r| r.strip_prefix('-')).is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

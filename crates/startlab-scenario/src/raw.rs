@@ -217,6 +217,16 @@ pub struct Trace {
     pub seq: Option<bool>,
     pub queue: Option<bool>,
     pub interval: Option<DurV>,
+    pub packets: Option<PacketTrace>,
+}
+
+/// `[trace.packets]`: per-packet queue events of chosen links (docs/SCENARIOS.md).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PacketTrace {
+    pub links: Vec<String>,
+    pub direction: Option<String>,
+    pub flows: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Debug)]

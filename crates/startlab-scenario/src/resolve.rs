@@ -255,6 +255,16 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
+    let packet_trace = match s.trace.as_ref().and_then(|t| t.packets.as_ref()) {
+        None => None,
+        Some(pt) => {
+            let mut names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
+            names.extend(s.flows.iter().map(|f| f.name.as_str()));
+            names.extend(arrivals.iter().map(|a| a.name.as_str()));
+            names.extend(cross.iter().map(|c| c.name.as_str()));
+            Some(crate::impairments::resolve_packet_trace(pt, &topo, cross.len(), &names)?)
+        }
+    };
     let t = s.trace.as_ref();
     Ok(Scenario {
         name: s.name,
@@ -269,6 +279,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             seq: t.and_then(|t| t.seq).unwrap_or(true),
             queue: t.and_then(|t| t.queue).unwrap_or(true),
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
+            packets: packet_trace,
         },
         quick_start,
         arrivals,

@@ -24,6 +24,8 @@ pub struct Network {
     pub cross_hosts: Vec<(u32, u32)>,
     /// Per node: a host (ends paths, never forwards) rather than a router.
     pub is_host: Vec<bool>,
+    /// Link names; link `k` is channels `2k` (forward) and `2k + 1` (reverse).
+    pub links: Vec<String>,
 }
 
 
@@ -105,7 +107,7 @@ pub fn network(s: &Scenario) -> Network {
         }
     }
     let routes = Routes::shortest(nodes.len(), &channels, &is_host);
-    Network { nodes, channels, routes, pair_hosts, cross_hosts, is_host }
+    Network { nodes, channels, routes, pair_hosts, cross_hosts, is_host, links }
 }
 
 impl Network {

@@ -263,6 +263,11 @@ impl Channel {
         self.wait_pkts
     }
 
+    /// Bytes waiting now (after [`Channel::drain`]).
+    pub fn waiting_bytes(&self) -> u64 {
+        self.wait_bytes
+    }
+
     fn account(&mut self, t: Time) {
         let dt = (t - self.last_change).as_nanos() as u128;
         self.stats.q_area_pkts += self.wait_pkts as u128 * dt;

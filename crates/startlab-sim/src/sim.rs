@@ -4,8 +4,8 @@ use crate::build::{network, Network};
 use crate::engine::{EventQueue, Source, TimerSlot};
 use crate::rng;
 use rand::RngExt as _;
-use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink};
-use crate::trace::{Gate, Traces, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
+use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink, QueueChange};
+use crate::trace::{Gate, PacketRecord, PacketTrace, PacketTracing, Traces, PKT_DEQUEUE, PKT_DROP, PKT_ENQUEUE, PKT_LOST, PKT_MARK, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
@@ -193,6 +193,19 @@ pub struct Simulation {
     pub(crate) specs: Vec<FlowSpec>,
     /// The arrival process of each flow (index into `scenario.arrivals`), `None` for `[[flows]]`.
     pub(crate) groups: Vec<Option<u32>>,
+    /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
+    ptrace: Option<Box<PacketTracing>>,
+}
+
+/// The channel's dequeue reports matched to the packet trace's copy of its queue: each report is
+/// the head of the queue starting transmission. Does nothing for a channel that is not traced.
+fn dequeue_hook<'a>(ptrace: Option<&'a mut PacketTracing>, packets: &'a mut PacketTrace, c: u32) -> impl FnMut(QueueChange) + 'a {
+    let mut waiting = ptrace.filter(|p| p.channels[c as usize]).map(|p| &mut p.waiting[c as usize]);
+    move |(t, pk, b, _)| {
+        if let Some(Some(r)) = waiting.as_mut().and_then(|w| w.pop_front()) {
+            packets.push(t, c, PKT_DEQUEUE, &r, pk, b);
+        }
+    }
 }
 
 /// Draws the flows of every `[[arrivals]]` process from the seed: Poisson arrival times, then per
@@ -627,6 +640,21 @@ impl Simulation {
         let interval = scenario.trace.interval;
         let nf = flows.len();
         let nc = net.channels.len();
+        let ptrace = scenario.trace.packets.as_ref().map(|spec| {
+            let mut channels = vec![false; nc];
+            for (name, fwd, rev) in &spec.links {
+                if let Some(k) = net.links.iter().position(|l| l == name) {
+                    channels[2 * k] = *fwd;
+                    channels[2 * k + 1] = *rev;
+                }
+            }
+            let names = flows.iter().map(|f| f.name.as_str()).chain(scenario.cross.iter().map(|c| c.name.as_str()));
+            Box::new(PacketTracing {
+                sources: names.map(|n| spec.selects(n)).collect(),
+                waiting: vec![Default::default(); nc],
+                channels,
+            })
+        });
         Ok(Simulation {
             end: Time(scenario.duration.as_nanos()),
             now: Time::ZERO,
@@ -649,6 +677,7 @@ impl Simulation {
             scenario,
             specs,
             groups,
+            ptrace,
         })
     }
 
@@ -729,7 +758,9 @@ impl Simulation {
         for (c, ch) in self.net.channels.iter_mut().enumerate() {
             let traces = &mut self.traces.queue;
             let gate = &mut self.gate_queue;
+            let mut dequeued = dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, c as u32);
             ch.drain(end, |(t, p, b, avg)| {
+                dequeued((t, p, b, avg));
                 if trace_q && gate.pass(c, t) {
                     traces.time.push(t.as_secs_f64());
                     traces.link.push(c as u32);
@@ -740,6 +771,7 @@ impl Simulation {
             });
         }
         self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
+        self.traces.packets.sort();
         self.finished = true;
     }
 
@@ -904,6 +936,16 @@ impl Simulation {
         let now = self.now;
         let seq = self.q.next_seq();
         let trace_q = self.scenario.trace.queue;
+        // The packet trace: None when this channel is not traced, else whether this packet is.
+        let nf = self.flows.len() as u32;
+        let traced = self.ptrace.as_ref().filter(|p| p.channels[c as usize]).map(|p| {
+            let source = if kind == PktKind::Cross { nf + flow } else { flow };
+            p.sources[source as usize].then(|| {
+                let q = self.arena.get(pkt);
+                let seq = if kind == PktKind::Ack { q.ack.ack } else { q.seq };
+                PacketRecord { kind: kind as u8, flow: source, seq, len: q.len, size, }
+            })
+        });
         let ch = &mut self.net.channels[c as usize];
         let traces = &mut self.traces.queue;
         let gate = &mut self.gate_queue;
@@ -916,10 +958,42 @@ impl Simulation {
                 traces.red_avg.push(avg);
             }
         };
-        ch.drain(now, &mut record);
+        {
+            let mut dequeued = dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, c);
+            ch.drain(now, |change| {
+                dequeued(change);
+                record(change);
+            });
+        }
         let before = ch.waiting_pkts();
         let ect = pflags & flags::ECT != 0;
-        match ch.offer(now, size, seq, pkt, ect, &mut record) {
+        let offer = ch.offer(now, size, seq, pkt, ect, &mut record);
+        if let Some(rec) = traced {
+            let (queued, qp, qb) = (ch.waiting_pkts() > before, ch.waiting_pkts(), ch.waiting_bytes());
+            let pt = self.ptrace.as_deref_mut().expect("traced");
+            let out = &mut self.traces.packets;
+            match (&offer, rec) {
+                (Offer::Accepted { marked, .. }, rec) => {
+                    if queued {
+                        // Its dequeue is reported when the channel drains it.
+                        pt.waiting[c as usize].push_back(rec);
+                    }
+                    if let Some(r) = rec {
+                        out.push(now, c, PKT_ENQUEUE, &r, qp, qb);
+                        if *marked {
+                            out.push(now, c, PKT_MARK, &r, qp, qb);
+                        }
+                        if !queued {
+                            out.push(now, c, PKT_DEQUEUE, &r, qp, qb);
+                        }
+                    }
+                }
+                (Offer::Dropped, Some(r)) => out.push(now, c, PKT_DROP, &r, qp, qb),
+                (Offer::Lost, Some(r)) => out.push(now, c, PKT_LOST, &r, qp, qb),
+                _ => {}
+            }
+        }
+        match offer {
             Offer::Accepted { arrival, first, marked } => {
                 if marked && pflags & flags::CE == 0 {
                     self.arena.get_mut(pkt).flags |= flags::CE;
@@ -1150,8 +1224,9 @@ impl Simulation {
                     let t0 = fl.sender.first_data_time().unwrap_or(now);
                     let end = t0 + Dur(fl.base_rtt.as_nanos() * self.scenario.measure.early_rtts);
                     fl.m.early_end = Some(end);
-                    let ch = &mut self.net.channels[fl.bottleneck as usize];
-                    ch.drain(now, |_| {});
+                    let bottleneck = fl.bottleneck;
+                    let ch = &mut self.net.channels[bottleneck as usize];
+                    ch.drain(now, dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, bottleneck));
                     fl.m.early_peak = ch.waiting_pkts();
                     ch.early_watch.push((end, f));
                 }

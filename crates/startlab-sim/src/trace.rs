@@ -57,6 +57,105 @@ pub struct QueueTrace {
     pub red_avg: Vec<f64>,
 }
 
+/// Packet-trace event kinds (the `event` column of the packet trace).
+pub const PACKET_EVENTS: [&str; 5] = ["enqueue", "dequeue", "drop", "lost", "mark"];
+/// A packet entered the link direction (waiting, or straight onto the wire).
+pub const PKT_ENQUEUE: u8 = 0;
+/// Its transmission started (it left the queue).
+pub const PKT_DEQUEUE: u8 = 1;
+/// The queue refused it (full, or RED's early drop).
+pub const PKT_DROP: u8 = 2;
+/// An impairment's loss process discarded it after the queue admitted it.
+pub const PKT_LOST: u8 = 3;
+/// RED set CE on it (it is also enqueued).
+pub const PKT_MARK: u8 = 4;
+/// Packet kinds (the `kind` column of the packet trace), indexed by `PktKind as u8`.
+pub const PACKET_KINDS: [&str; 5] = ["data", "ack", "syn", "cross", "request"];
+
+/// Per-packet queue events of the traced link directions (`[trace.packets]`), in time order once
+/// the run is finished.
+#[derive(Debug, Default, Serialize)]
+pub struct PacketTrace {
+    /// Seconds.
+    pub time: Vec<f64>,
+    /// Channel index.
+    pub link: Vec<u32>,
+    /// Index into [`PACKET_EVENTS`].
+    pub event: Vec<u8>,
+    /// Index into [`PACKET_KINDS`].
+    pub kind: Vec<u8>,
+    /// Flow index, or number of flows + cross-source index for cross traffic.
+    pub flow: Vec<u32>,
+    /// First payload byte (0 for ACKs' and cross packets' own sequence; an ACK's is its cumulative ACK).
+    pub seq: Vec<u64>,
+    /// Payload bytes.
+    pub len: Vec<u32>,
+    /// Bytes on the wire.
+    pub size: Vec<u32>,
+    /// Packets waiting after the event (not the one on the wire).
+    pub queue_packets: Vec<u64>,
+    /// Bytes waiting after the event.
+    pub queue_bytes: Vec<u64>,
+}
+
+impl PacketTrace {
+    /// Appends one event.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push(&mut self, t: Time, link: u32, event: u8, p: &PacketRecord, queue_packets: u64, queue_bytes: u64) {
+        self.time.push(t.as_secs_f64());
+        self.link.push(link);
+        self.event.push(event);
+        self.kind.push(p.kind);
+        self.flow.push(p.flow);
+        self.seq.push(p.seq);
+        self.len.push(p.len);
+        self.size.push(p.size);
+        self.queue_packets.push(queue_packets);
+        self.queue_bytes.push(queue_bytes);
+    }
+
+    /// Orders the events by time (stable: events at the same instant keep the order they happened
+    /// in). Dequeues are recorded when a link's queue is next looked at, so they come late.
+    pub(crate) fn sort(&mut self) {
+        let mut order: Vec<usize> = (0..self.time.len()).collect();
+        order.sort_by(|&a, &b| self.time[a].total_cmp(&self.time[b]));
+        fn permute<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+            *v = order.iter().map(|&i| v[i]).collect();
+        }
+        permute(&mut self.time, &order);
+        permute(&mut self.link, &order);
+        permute(&mut self.event, &order);
+        permute(&mut self.kind, &order);
+        permute(&mut self.flow, &order);
+        permute(&mut self.seq, &order);
+        permute(&mut self.len, &order);
+        permute(&mut self.size, &order);
+        permute(&mut self.queue_packets, &order);
+        permute(&mut self.queue_bytes, &order);
+    }
+}
+
+/// What the packet trace records of a packet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PacketRecord {
+    pub kind: u8,
+    pub flow: u32,
+    pub seq: u64,
+    pub len: u32,
+    pub size: u32,
+}
+
+/// The packet trace's state while running: which channels and packets are traced, and per traced
+/// channel the packets waiting in its queue, in order (`None` for one that is not traced), so that
+/// each dequeue the channel reports is matched to its packet.
+#[derive(Debug)]
+pub(crate) struct PacketTracing {
+    pub channels: Vec<bool>,
+    /// Per flow, then per cross source.
+    pub sources: Vec<bool>,
+    pub waiting: Vec<std::collections::VecDeque<Option<PacketRecord>>>,
+}
+
 /// All traces of a run.
 #[derive(Debug, Default, Serialize)]
 pub struct Traces {
@@ -66,6 +165,8 @@ pub struct Traces {
     pub seq: SeqTrace,
     /// Queue trace.
     pub queue: QueueTrace,
+    /// Packet trace (empty unless `[trace.packets]`).
+    pub packets: PacketTrace,
 }
 
 /// Decimation: keep a point of a series only if `interval` passed since its last kept point.
