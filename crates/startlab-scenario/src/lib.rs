@@ -184,10 +184,15 @@ pub enum SizeSpec {
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalEnds {
     /// Dumbbell: a uniformly random sender host `s{i}` and receiver host `d{j}`; with
-    /// `both_directions` each flow runs left-to-right or right-to-left with probability 1/2.
+    /// `both_directions` each flow runs left-to-right or right-to-left with probability 1/2; with
+    /// `reverse` every flow runs right to left (from `d{j}` to `s{i}`).
     Dumbbell {
         /// Random direction per flow.
         both_directions: bool,
+        /// Every flow from the right side to the left (left out of the resolved scenario when
+        /// false, so the scenarios and sweep keys of the other directions are as before).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        reverse: bool,
     },
     /// Graph: a uniformly random host of `from` and of `to` (node indices), never the same host and
     /// never two hosts hanging on the same router.

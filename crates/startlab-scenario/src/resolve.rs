@@ -391,12 +391,13 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
             if a.from.is_some() || a.to.is_some() {
                 return err(format!("{p}.from"), "from/to are for kind = \"graph\"; a dumbbell draws s{i} and d{j} at random (see direction)");
             }
-            let both_directions = match a.direction.as_deref() {
-                None | Some("forward") => false,
-                Some("both") => true,
-                Some(other) => return err(format!("{p}.direction"), format!("{other:?} is not valid; expected \"forward\" (s -> d) or \"both\"")),
+            let (both_directions, reverse) = match a.direction.as_deref() {
+                None | Some("forward") => (false, false),
+                Some("reverse") => (false, true),
+                Some("both") => (true, false),
+                Some(other) => return err(format!("{p}.direction"), format!("{other:?} is not valid; expected \"forward\" (s -> d), \"reverse\" (d -> s) or \"both\"")),
             };
-            ArrivalEnds::Dumbbell { both_directions }
+            ArrivalEnds::Dumbbell { both_directions, reverse }
         }
         Topology::Graph(g) => {
             if a.direction.is_some() {

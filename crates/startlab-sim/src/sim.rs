@@ -224,12 +224,13 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
         for (k, t) in at.into_iter().enumerate() {
             let size = law.sample(&mut sizes);
             let flow_ends = match &a.ends {
-                ArrivalEnds::Dumbbell { both_directions } => {
+                ArrivalEnds::Dumbbell { both_directions, reverse: all_reverse } => {
                     let Topology::Dumbbell(d) = &scenario.topology else { unreachable!("checked by the scenario") };
                     let n = d.rtts.len();
                     let from = ends.random_range(0..n);
                     let to = ends.random_range(0..n);
-                    let reverse = *both_directions && ends.random::<bool>();
+                    // Forward and reverse-only draw no direction, so each keeps the streams of the other settings.
+                    let reverse = *all_reverse || (*both_directions && ends.random::<bool>());
                     Ends::Dumbbell { from, to, reverse }
                 }
                 ArrivalEnds::Graph { from, to } => {

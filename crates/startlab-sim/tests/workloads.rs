@@ -355,3 +355,21 @@ fn a_cross_source_of_rate_zero_sends_nothing_and_changes_nothing() {
     let arrivals = |r: &startlab_sim::Results| r.links.iter().map(|l| l.arrivals).sum::<u64>();
     assert_eq!(arrivals(&a), arrivals(&b), "the zero-rate source sent no packet");
 }
+
+#[test]
+fn reverse_arrivals_all_run_right_to_left_with_the_forward_processes_times_and_sizes() {
+    let forward = run(&dumbbell(&WEB.replace("direction = \"both\"", "direction = \"forward\""), "", "20s"));
+    let reverse = run(&dumbbell(&WEB.replace("direction = \"both\"", "direction = \"reverse\""), "", "20s"));
+    let (f, r) = (forward.results().flows, reverse.results().flows);
+    assert!(r.len() > 300);
+    assert!(r.iter().all(|x| x.src.starts_with('d') && x.dst.starts_with('s')), "every flow from a d host to an s host");
+    assert!(f.iter().all(|x| x.src.starts_with('s') && x.dst.starts_with('d')));
+    // The direction draws nothing: arrival times, sizes, hosts (mirrored) and algorithms are the forward process's.
+    assert_eq!(f.len(), r.len());
+    for (a, b) in f.iter().zip(&r) {
+        assert_eq!((a.start, a.size, &a.startup), (b.start, b.size, &b.startup));
+        assert_eq!((&a.src[1..], &a.dst[1..]), (&b.dst[1..], &b.src[1..]));
+    }
+    let bad = startlab_scenario::from_toml(&dumbbell(&WEB.replace("direction = \"both\"", "direction = \"backward\""), "", "20s")).unwrap_err().to_string();
+    assert!(bad.contains("arrivals[0].direction: \"backward\" is not valid; expected \"forward\" (s -> d), \"reverse\" (d -> s) or \"both\""), "{bad}");
+}
