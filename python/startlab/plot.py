@@ -103,6 +103,26 @@ def packets(trace: pd.DataFrame, link: str | None = None, flow: str | None = Non
     return figure
 
 
+def probes(trains: pd.DataFrame) -> Figure:
+    """The Paced Start paper's Fig. 1 from packet-train probes: gap difference (destination gap −
+    source gap) and train rate against the source gap, one line per probe source."""
+    figure = Figure(figsize=(8, 6), layout="constrained")
+    FigureCanvasAgg(figure)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    top.set(title="Packet-train probes", ylabel="gap difference (ms)")
+    bottom.set(xlabel="source gap (ms)", ylabel="train rate (Mbit/s)")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    names = list(dict.fromkeys(trains["source"])) if len(trains) else []
+    for name in names:
+        rows = trains[trains["source"] == name].sort_values("source_gap")
+        top.plot(rows["source_gap"] * 1e3, rows["gap_difference"] * 1e3, marker="o", label=name)
+        bottom.plot(rows["source_gap"] * 1e3, rows["train_rate"] / 1e6, marker="o", label=name)
+    top.axhline(0.0, color="grey", linewidth=0.8)
+    _finish(top, len(names), 'no packet-train probe (a [[cross]] of kind = "train")')
+    return figure
+
+
 def queue(trace: pd.DataFrame, links: pd.DataFrame, names: Names = None) -> Figure:
     """Packets waiting over time; by default on the link(s) whose ``max_queue`` is highest."""
     if names is None and len(links):

@@ -78,6 +78,11 @@ class Result:
             ``request_time``, ``response_time``); empty without ``app`` flows.
         warmup_end: end of the ``[measure]`` warm-up in seconds (fixed or found automatically),
             None without a warm-up or when the number of active flows never settled.
+        probes: one row per train of every packet-train probe (``[[cross]] kind = "train"``):
+            ``source``, ``train``, ``source_gap``, ``sent``, ``received``, ``dest_gap``,
+            ``gap_difference`` (s) and ``train_rate`` (bit/s); empty without probes.
+        probe_packets: one row per probe packet: ``source``, ``train``, ``index``, ``sent`` and
+            ``received`` (s; NaN if lost).
     """
 
     flows: pd.DataFrame
@@ -87,6 +92,8 @@ class Result:
     stats: dict[str, int]
     warmup_end: float | None = None
     responses: pd.DataFrame | None = None
+    probes: pd.DataFrame | None = None
+    probe_packets: pd.DataFrame | None = None
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -110,6 +117,8 @@ class Result:
             stats=dict(stats),
             warmup_end=raw.get("warmup_end"),
             responses=_table(raw["responses"]) if "responses" in raw else None,
+            probes=_table(raw["probes"])[list(_PROBE_COLUMNS)] if "probes" in raw else None,
+            probe_packets=_table(raw["probe_packets"])[list(_PROBE_PACKET_COLUMNS)] if "probe_packets" in raw else None,
         )
 
     def __repr__(self) -> str:
@@ -174,6 +183,15 @@ class Result:
 
         return plot.packets(self.traces.packets, link, flow)
 
+    def plot_probes(self) -> Figure:
+        """Gap difference and train rate against the source gap for every packet-train probe (the
+        Paced Start paper's Fig. 1)."""
+        from . import plot
+
+        import pandas as pd
+
+        return plot.probes(self.probes if self.probes is not None else pd.DataFrame(columns=list(_PROBE_COLUMNS)))
+
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet and CSV), the resolved scenario, stats and plots (PNG and SVG).
 
@@ -187,6 +205,10 @@ class Result:
         traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue, "packets": self.traces.packets}
         tables = {"flows": self.flows, "links": self.links}
         tables.update({f"trace_{kind}": frame for kind, frame in traces.items() if not frame.empty})
+        for name in ("probes", "probe_packets"):
+            frame = getattr(self, name)
+            if frame is not None and not frame.empty:
+                tables[name] = frame
         written = []
         for name, frame in tables.items():
             written += [out / f"{name}.parquet", out / f"{name}.csv"]
@@ -204,10 +226,17 @@ class Result:
         for name, (frame, draw) in plots.items():
             if not frame.empty:
                 written += _save(draw(), out / name)
-        if self.flows["throughput"].notna().sum() >= _CDF_MIN_FLOWS:
+        if self.probes is not None and not self.probes.empty:
+            written += _save(self.plot_probes(), out / "probes")
+        # A scenario of cross traffic alone has an empty flows table without columns.
+        if "throughput" in self.flows and self.flows["throughput"].notna().sum() >= _CDF_MIN_FLOWS:
             written += _save(self.plot_cdf(), out / "cdf_throughput")
         return written
 
+
+#: Column order of ``Result.probes`` and ``Result.probe_packets``.
+_PROBE_COLUMNS = ("source", "train", "source_gap", "sent", "received", "dest_gap", "gap_difference", "train_rate")
+_PROBE_PACKET_COLUMNS = ("source", "train", "index", "sent", "received")
 
 #: ``write`` adds the throughput CDF for runs with at least this many flows with a throughput.
 _CDF_MIN_FLOWS = 10

@@ -187,6 +187,10 @@ impl Simulation {
         out.set_item("links", columns(py, &r.links, None)?)?;
         let empty = startlab_sim::ResponseResult { flow: String::new(), index: 0, size: 0, think: 0.0, request_time: 0.0, response_time: 0.0 };
         out.set_item("responses", columns(py, &r.responses, Some(&empty))?)?;
+        let empty = startlab_sim::ProbeTrainResult { source: String::new(), train: 0, source_gap: 0.0, sent: 0, received: 0, dest_gap: 0.0, gap_difference: 0.0, train_rate: 0.0 };
+        out.set_item("probes", columns(py, &r.probes, Some(&empty))?)?;
+        let empty = startlab_sim::ProbePacketResult { source: String::new(), train: 0, index: 0, sent: 0.0, received: 0.0 };
+        out.set_item("probe_packets", columns(py, &r.probe_packets, Some(&empty))?)?;
         let traces = PyDict::new(py);
         let t = r.traces;
         let cwnd = PyDict::new(py);

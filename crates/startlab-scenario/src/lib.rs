@@ -613,6 +613,10 @@ pub struct CrossSpec {
     pub start: Dur,
     /// No packet at or after this time.
     pub stop: Dur,
+    /// `kind = "train"`: the source gap of each train, in order (empty for the other kinds, and
+    /// then left out of the resolved scenario).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<Dur>,
 }
 
 /// The packet process of a `[[cross]]` source.
@@ -630,13 +634,22 @@ pub enum CrossProcess {
         /// Mean off period.
         off: Dur,
     },
+    /// A packet-train probe (the Paced Start paper's Fig. 1): train `t` starts at
+    /// `start + t·interval` and its packet `k` leaves `k·gaps[t]` later; each packet's receive time
+    /// is recorded (`Results::probes`). `rate` is the mean rate over the trains.
+    Train {
+        /// Packets per train (at least 2).
+        packets: u32,
+        /// From one train's start to the next.
+        interval: Dur,
+    },
 }
 
 impl CrossProcess {
     /// The long-run fraction of time the source sends at its rate (1 for CBR and Poisson).
     pub fn duty(&self) -> f64 {
         match *self {
-            CrossProcess::Cbr | CrossProcess::Poisson => 1.0,
+            CrossProcess::Cbr | CrossProcess::Poisson | CrossProcess::Train { .. } => 1.0,
             CrossProcess::OnOff { on, off } => on.as_secs_f64() / (on.as_secs_f64() + off.as_secs_f64()),
         }
     }

@@ -201,7 +201,39 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     let mut cross = Vec::new();
     for (j, c) in s.cross.iter().enumerate() {
         let p = format!("cross[{j}]");
+        let train_keys = [("packets", c.packets.is_some()), ("gaps", c.gaps.is_some()), ("interval", c.interval.is_some())];
+        if c.kind != "train" {
+            if let Some(key) = train_keys.iter().find(|k| k.1) {
+                return err(format!("{p}.{}", key.0), format!("is a key of kind = \"train\", not {:?}", c.kind));
+            }
+        }
+        let mut gaps = Vec::new();
         let process = match c.kind.as_str() {
+            "train" => {
+                if let Some(key) = [("on", c.on.is_some()), ("off", c.off.is_some()), ("rate", c.rate.is_some())].iter().find(|k| k.1) {
+                    return err(format!("{p}.{}", key.0), "is not a key of kind = \"train\": its gaps set when packets leave");
+                }
+                let packets = c.packets.ok_or_else(|| missing(&format!("{p}.packets")))?;
+                if !(2..=100_000).contains(&packets) {
+                    return err(format!("{p}.packets"), format!("{packets} packets per train; expected 2 to 100000 (a train needs two packets for one gap)"));
+                }
+                let list = c.gaps.as_ref().ok_or_else(|| missing(&format!("{p}.gaps")))?;
+                if list.is_empty() {
+                    return err(format!("{p}.gaps"), "is empty; expected one source gap per train, such as [\"0.5ms\", \"1ms\"]");
+                }
+                for (i, g) in list.iter().enumerate() {
+                    if g.0 == Dur::ZERO {
+                        return err(format!("{p}.gaps[{i}]"), "must be longer than 0s");
+                    }
+                    gaps.push(g.0);
+                }
+                let interval = c.interval.map_or(Dur::from_secs(1), |d| d.0);
+                let longest = gaps.iter().max().copied().unwrap_or(Dur::ZERO);
+                if interval.as_nanos() <= longest.as_nanos() * (packets - 1) {
+                    return err(format!("{p}.interval"), format!("{interval} is not longer than the longest train ({packets} packets {longest} apart); trains would overlap"));
+                }
+                CrossProcess::Train { packets: packets as u32, interval }
+            }
             "cbr" | "poisson" => {
                 if let Some(key) = [("on", c.on.is_some()), ("off", c.off.is_some())].iter().find(|k| k.1) {
                     return err(format!("{p}.{}", key.0), format!("is a key of kind = \"onoff\", not {:?}", c.kind));
@@ -217,11 +249,18 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 CrossProcess::OnOff { on, off }
             }
             other => {
-                return err(format!("{p}.kind"), format!("{other:?} is not a known cross-traffic source; expected \"cbr\", \"poisson\" or \"onoff\""))
+                return err(format!("{p}.kind"), format!("{other:?} is not a known cross-traffic source; expected \"cbr\", \"poisson\", \"onoff\" or \"train\""))
             }
         };
         // A rate of 0 is a source that sends nothing: the zero point of a sweep over cross load.
-        let rate = c.rate.0;
+        let rate = match (&process, c.rate) {
+            (CrossProcess::Train { packets, interval }, _) => {
+                // The mean rate over the trains (for the flows' available rate).
+                startlab_units::Rate(((*packets as u128 * c.packet_size.0 as u128 * 8 * 1_000_000_000 / interval.as_nanos().max(1) as u128) as u64).max(1))
+            }
+            (_, Some(r)) => r.0,
+            (_, None) => return err(p.clone(), "missing field `rate`"),
+        };
         if c.packet_size.0 == 0 || c.packet_size.0 > 65_535 {
             return err(format!("{p}.packet_size"), "must be between 1B and 65535B");
         }
@@ -242,7 +281,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             }
             Topology::Graph(g) => graph_ends(&p, g, c.from.as_deref(), c.to.as_deref())?,
         };
-        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("{}{j}", c.kind)), ends, process, rate, packet_size: c.packet_size.0, start, stop });
+        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("{}{j}", c.kind)), ends, process, rate, packet_size: c.packet_size.0, start, stop, gaps });
     }
     let early_rtts = s.measure.as_ref().and_then(|m| m.early_rtts).unwrap_or(10);
     if early_rtts == 0 {

@@ -176,6 +176,46 @@ pub struct ResponseResult {
     pub response_time: f64,
 }
 
+/// One train of a packet-train probe (`[[cross]] kind = "train"`, the Paced Start paper's Fig. 1):
+/// the gap it was sent with and the gap it arrived with.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProbeTrainResult {
+    /// The cross source's name.
+    pub source: String,
+    /// Train number, from 0.
+    pub train: u64,
+    /// Gap between packets at the source, s.
+    pub source_gap: f64,
+    /// Packets sent.
+    pub sent: u64,
+    /// Packets that reached the destination.
+    pub received: u64,
+    /// Mean gap between received packets at the destination, s: from the first received to the
+    /// last received packet over the number of gaps between their positions in the train (NaN
+    /// with fewer than two received).
+    pub dest_gap: f64,
+    /// `dest_gap − source_gap`, s (the PTR paper's gap difference).
+    pub gap_difference: f64,
+    /// The rate the train arrived at: bits of the packets after the first received over the time
+    /// from the first to the last received, bit/s (NaN with fewer than two received).
+    pub train_rate: f64,
+}
+
+/// One packet of a packet-train probe.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProbePacketResult {
+    /// The cross source's name.
+    pub source: String,
+    /// Train number, from 0.
+    pub train: u64,
+    /// Position in the train, from 0.
+    pub index: u64,
+    /// When it left the source, s.
+    pub sent: f64,
+    /// When it reached the destination, s (NaN if it did not).
+    pub received: f64,
+}
+
 /// Everything a run reports.
 #[derive(Debug, Serialize)]
 pub struct Results<'a> {
@@ -185,6 +225,10 @@ pub struct Results<'a> {
     pub links: Vec<LinkResult>,
     /// Per finished request/response exchange.
     pub responses: Vec<ResponseResult>,
+    /// Per train of every packet-train probe.
+    pub probes: Vec<ProbeTrainResult>,
+    /// Per packet of every packet-train probe.
+    pub probe_packets: Vec<ProbePacketResult>,
     /// Traces (borrowed from the simulation).
     #[serde(skip)]
     pub traces: &'a Traces,
@@ -436,7 +480,49 @@ impl Simulation {
                 })
             })
             .collect();
+        let probe_packets: Vec<ProbePacketResult> = self
+            .probe
+            .iter()
+            .map(|r| ProbePacketResult {
+                source: self.scenario.cross[r.source as usize].name.clone(),
+                train: r.train as u64,
+                index: r.index as u64,
+                sent: r.sent.as_secs_f64(),
+                received: r.received.map_or(f64::NAN, |t| t.as_secs_f64()),
+            })
+            .collect();
+        let mut probes: Vec<ProbeTrainResult> = Vec::new();
+        // Two probes' trains may interleave in time: group each train's packets.
+        let mut records = self.probe.clone();
+        records.sort_by_key(|r| (r.source, r.train, r.index));
+        for train in records.chunk_by(|a, b| a.source == b.source && a.train == b.train) {
+            let first = train[0];
+            let spec = &self.scenario.cross[first.source as usize];
+            let source_gap = spec.gaps[first.train as usize].as_secs_f64();
+            let got: Vec<(u32, Time)> = train.iter().filter_map(|r| r.received.map(|t| (r.index, t))).collect();
+            let (dest_gap, train_rate) = match (got.first(), got.last()) {
+                (Some(&(i0, t0)), Some(&(i1, t1))) if i1 > i0 => {
+                    let span = (t1 - t0).as_secs_f64();
+                    let gap = span / (i1 - i0) as f64;
+                    let bits = (got.len() - 1) as f64 * spec.packet_size as f64 * 8.0;
+                    (gap, if span > 0.0 { bits / span } else { f64::INFINITY })
+                }
+                _ => (f64::NAN, f64::NAN),
+            };
+            probes.push(ProbeTrainResult {
+                source: spec.name.clone(),
+                train: first.train as u64,
+                source_gap,
+                sent: train.len() as u64,
+                received: got.len() as u64,
+                dest_gap,
+                gap_difference: dest_gap - source_gap,
+                train_rate,
+            });
+        }
         Results {
+            probes,
+            probe_packets,
             responses,
             warmup_end,
             flows,

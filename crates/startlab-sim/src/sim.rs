@@ -159,6 +159,18 @@ struct CrossState {
     rng: Option<rand_pcg::Pcg64>,
     /// On/off: the current on period ends here.
     on_until: Time,
+    /// Packet trains: each train's source gap.
+    gaps: Vec<Dur>,
+}
+
+/// One packet of a packet-train probe (`[[cross]] kind = "train"`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProbeRecord {
+    pub source: u32,
+    pub train: u32,
+    pub index: u32,
+    pub sent: Time,
+    pub received: Option<Time>,
 }
 
 /// An exponential duration of mean `mean`, from a uniform draw in (0, 1].
@@ -195,6 +207,8 @@ pub struct Simulation {
     pub(crate) groups: Vec<Option<u32>>,
     /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
     ptrace: Option<Box<PacketTracing>>,
+    /// Every packet of the packet-train probes, in the order sent.
+    pub(crate) probe: Vec<ProbeRecord>,
 }
 
 /// The channel's dequeue reports matched to the packet trace's copy of its queue: each report is
@@ -467,8 +481,9 @@ impl Simulation {
                 stop: Time(c.stop.as_nanos()),
                 k: 0,
                 process: c.process,
-                rng: (c.process != CrossProcess::Cbr).then(|| rng::stream(scenario.seed, rng::Component::Cross, j as u64)),
+                rng: matches!(c.process, CrossProcess::Poisson | CrossProcess::OnOff { .. }).then(|| rng::stream(scenario.seed, rng::Component::Cross, j as u64)),
                 on_until: Time::ZERO,
+                gaps: c.gaps.clone(),
             });
             let st = cross.last_mut().expect("just pushed");
             if let (CrossProcess::OnOff { on, .. }, Some(rng)) = (st.process, st.rng.as_mut()) {
@@ -679,6 +694,7 @@ impl Simulation {
             specs,
             groups,
             ptrace,
+            probe: Vec::new(),
         })
     }
 
@@ -846,8 +862,24 @@ impl Simulation {
     fn cross_emit(&mut self, j: u32) {
         let c = &mut self.cross[j as usize];
         let (src, dst, size) = (c.src, c.dst, c.size);
+        let mut seq = 0;
+        if let CrossProcess::Train { packets, .. } = c.process {
+            // The packet carries its record's index to the receiver.
+            seq = self.probe.len() as u64;
+            let k = c.k;
+            self.probe.push(ProbeRecord { source: j, train: (k / packets as u64) as u32, index: (k % packets as u64) as u32, sent: self.now, received: None });
+        }
         let gap = Dur((c.bits_ns / c.rate) as u64);
         let next = match (c.process, c.rng.as_mut()) {
+            (CrossProcess::Train { packets, interval }, _) => {
+                // Exact schedule: packet i of train t leaves at start + t·interval + i·gaps[t].
+                c.k += 1;
+                let (t, i) = ((c.k / packets as u64) as usize, c.k % packets as u64);
+                match c.gaps.get(t) {
+                    Some(g) => c.start + Dur(t as u64 * interval.as_nanos() + i * g.as_nanos()),
+                    None => Time(u64::MAX), // the last train was sent
+                }
+            }
             (CrossProcess::Poisson, Some(rng)) => self.now + exp_dur(rng, gap.as_secs_f64()),
             (CrossProcess::OnOff { on, off }, Some(rng)) => {
                 let mut next = self.now + gap;
@@ -872,7 +904,7 @@ impl Simulation {
             flow: j,
             dst,
             size,
-            seq: 0,
+            seq,
             len: 0,
             flags: 0,
             ack: Ack::default(),
@@ -1083,7 +1115,11 @@ impl Simulation {
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
         match p.kind {
-            PktKind::Cross => {}
+            PktKind::Cross => {
+                if matches!(self.cross[p.flow as usize].process, CrossProcess::Train { .. }) {
+                    self.probe[p.seq as usize].received = Some(self.now);
+                }
+            }
             PktKind::Data => {
                 self.stats.delivered_packets += 1;
                 let fl = &mut self.flows[p.flow as usize];
