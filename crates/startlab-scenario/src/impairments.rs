@@ -29,6 +29,9 @@ pub struct ImpairmentSpec {
     pub jitter: Option<JitterSpec>,
     /// Hold packets at the far end and release them at multiples of an interval.
     pub aggregate: Option<AggregateSpec>,
+    /// Interrupt coalescing at the far node (left out of the resolved scenario when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coalesce: Option<CoalesceSpec>,
     /// Capacity schedule: from each time on, the rate (sorted, times strictly increasing). Before
     /// the first point the topology's rate applies. Empty: no schedule.
     pub rate: Vec<(Dur, Rate)>,
@@ -92,6 +95,18 @@ pub struct AggregateSpec {
     pub interval: Dur,
     /// At most this many packets per release instant; the rest wait for the next ones.
     pub max_burst: Option<u64>,
+}
+
+/// Interrupt coalescing (a NIC's receive interrupt moderation, `ethtool -C rx-usecs/rx-frames`):
+/// the first packet to arrive when no batch is open opens one that the host sees `timeout` later;
+/// packets arriving before then join it; a batch holds at most `frames` packets (the next one
+/// opens a new batch). Every packet of a batch reaches the far node at the batch's release time.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CoalesceSpec {
+    /// From a batch's first packet to its release (> 0).
+    pub timeout: Dur,
+    /// Most packets per batch (`None`: no cap).
+    pub frames: Option<u64>,
 }
 
 /// A Mahimahi-style delivery trace, read once when the scenario is resolved.
@@ -262,6 +277,21 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
                 Some(AggregateSpec { interval: a.interval.0, max_burst: a.max_burst })
             }
         };
+        let coalesce = match &it.coalesce {
+            None => None,
+            Some(c) => {
+                if c.timeout.0 == Dur::ZERO {
+                    return err(format!("{p}.coalesce.timeout"), "must be longer than 0s");
+                }
+                if c.frames == Some(0) {
+                    return err(format!("{p}.coalesce.frames"), "must be at least 1 packet");
+                }
+                if aggregate.is_some() {
+                    return err(format!("{p}.coalesce"), "give aggregate or coalesce on one direction, not both");
+                }
+                Some(CoalesceSpec { timeout: c.timeout.0, frames: c.frames })
+            }
+        };
         let mut rate = Vec::new();
         if let Some(points) = &it.rate {
             if points.is_empty() {
@@ -293,10 +323,10 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
                 Some(RateTraceSpec { file: file.clone(), count: ops.len(), opportunities_ms: ops, period_ms })
             }
         };
-        if loss.is_none() && jitter.is_none() && aggregate.is_none() && rate.is_empty() && rate_trace.is_none() {
-            return err(p, "impairs nothing; give at least one of loss, jitter, aggregate, rate, rate_trace");
+        if loss.is_none() && jitter.is_none() && aggregate.is_none() && coalesce.is_none() && rate.is_empty() && rate_trace.is_none() {
+            return err(p, "impairs nothing; give at least one of loss, jitter, aggregate, coalesce, rate, rate_trace");
         }
-        out.push(ImpairmentSpec { link: it.link.clone(), forward, reverse, loss, jitter, aggregate, rate, rate_trace });
+        out.push(ImpairmentSpec { link: it.link.clone(), forward, reverse, loss, jitter, aggregate, coalesce, rate, rate_trace });
     }
     Ok(out)
 }

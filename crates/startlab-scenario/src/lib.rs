@@ -13,7 +13,7 @@ pub mod registry;
 mod resolve;
 mod values;
 
-pub use impairments::{AggregateSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
+pub use impairments::{AggregateSpec, CoalesceSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
 pub use resolve::{resolve, resolve_in};
 use serde::Serialize;
 use startlab_units::{Dur, Rate};

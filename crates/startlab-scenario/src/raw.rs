@@ -250,8 +250,17 @@ pub struct Impairment {
     pub loss: Option<Loss>,
     pub jitter: Option<Jitter>,
     pub aggregate: Option<Aggregate>,
+    pub coalesce: Option<Coalesce>,
     pub rate: Option<Vec<(DurV, RateV)>>,
     pub rate_trace: Option<String>,
+}
+
+/// `coalesce = { timeout = "50us", frames = 16 }`: interrupt coalescing at the far node.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Coalesce {
+    pub timeout: DurV,
+    pub frames: Option<u64>,
 }
 
 #[derive(Deserialize, Debug)]

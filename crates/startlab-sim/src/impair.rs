@@ -13,7 +13,7 @@
 
 use rand::RngExt as _;
 use rand_pcg::Pcg64;
-use startlab_scenario::{AggregateSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec};
+use startlab_scenario::{AggregateSpec, CoalesceSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec};
 use startlab_units::{Dur, Rate, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -75,6 +75,9 @@ pub struct Impairment {
     aggregate: Option<AggregateSpec>,
     /// (release instant, packets released then) of the last aggregated packet, for `max_burst`.
     agg_slot: (Time, u64),
+    coalesce: Option<CoalesceSpec>,
+    /// The open coalescing batch: (release time, packets in it).
+    batch: (Time, u64),
     schedule: Vec<(Time, Rate)>,
     trace: Option<TraceState>,
     last_arrival: Time,
@@ -102,6 +105,8 @@ impl Impairment {
             jitter: spec.jitter,
             aggregate: spec.aggregate,
             agg_slot: (Time::ZERO, 0),
+            coalesce: spec.coalesce,
+            batch: (Time::ZERO, 0),
             schedule: spec.rate.iter().map(|&(t, r)| (Time(t.as_nanos()), r)).collect(),
             trace,
             last_arrival: Time::ZERO,
@@ -228,6 +233,14 @@ impl Impairment {
                     s
                 }
             };
+        }
+        if let Some(c) = self.coalesce {
+            // Arrival times are fixed when a packet enters the link, so a batch is released by its
+            // timer only: a frame count that fills it early cannot move its earlier packets'
+            // arrivals back. `frames` caps the batch instead (the next packet opens a new one).
+            let (release, n) = self.batch;
+            self.batch = if t < release && c.frames.is_none_or(|f| n < f) { (release, n + 1) } else { (t + c.timeout, 1) };
+            t = self.batch.0;
         }
         self.last_arrival = self.last_arrival.max(t);
         t

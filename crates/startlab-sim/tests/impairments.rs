@@ -15,7 +15,7 @@ use startlab_sim::{Dur, LinkResult, Simulation, Time};
 use startlab_units::Rate;
 
 fn spec() -> ImpairmentSpec {
-    ImpairmentSpec { link: "x".into(), forward: true, reverse: false, loss: None, jitter: None, aggregate: None, rate: Vec::new(), rate_trace: None }
+    ImpairmentSpec { link: "x".into(), forward: true, reverse: false, loss: None, jitter: None, aggregate: None, coalesce: None, rate: Vec::new(), rate_trace: None }
 }
 
 fn channel(s: &ImpairmentSpec, rate_bps: u64, delay: Dur, seed: u64) -> Channel {

@@ -14,7 +14,7 @@
 //!
 //! Parameters: `n_pp` = 3 samples.
 
-use crate::startup::{StartupAction, StartupAlgorithm};
+use crate::startup::{Detail, StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, Dur, ExitReason, Time};
 
 /// Configuration of [`PacketPair`].
@@ -130,6 +130,16 @@ impl StartupAlgorithm for PacketPair {
             }
         }
         action
+    }
+
+    /// `pp_capacity`: the median capacity sample in bit/s, once `n_pp` samples were taken (what
+    /// ACK compression inflates: [HyStart] Fig. 2e); `pp_samples`: the samples taken.
+    fn report(&self) -> Vec<(&'static str, Detail)> {
+        let mut out = vec![("pp_samples", Detail::Num(self.samples.len() as f64))];
+        if self.estimate.is_some() {
+            out.push(("pp_capacity", Detail::Num(self.median() * 8.0)));
+        }
+        out
     }
 }
 
