@@ -1,7 +1,7 @@
 """Speed comparison of startlab and ns-3 on the same single-flow dumbbell scenario.
 
     python bench/ns3_compare.py [--scenario 100M|1G|both] [--duration SECONDS] [--repeat N]
-                                [--ns3-timeout SECONDS] [--profile N]
+                                [--ns3-timeout SECONDS] [--profile N] [--cc newreno|cubic]
 
 Needs startlab installed and ns-3's Python bindings (``pip install ns3``, cppyy based; the first
 ``from ns import ns`` compiles bindings and takes a while). Nothing is downloaded at run time.
@@ -9,11 +9,13 @@ Needs startlab installed and ns-3's Python bindings (``pip install ns3``, cppyy 
 For each scenario both simulators simulate one bulk TCP NewReno flow (SACK, MSS 1448 B, initial
 window 10, ACK every packet, initial ssthresh infinite) through sender -- access -- router --
 bottleneck -- router -- access -- receiver, drop-tail queue at the bottleneck, the whole RTT on the
-bottleneck. Wall time is measured around the run only (startlab ``Simulation.run()``, ns-3
-``Simulator.Run()``); building the scenario is reported separately as setup. "Delivered" counts the
-data packets that arrive at the receiver (startlab: engine counter; ns-3: a C++ trace sink on the
-receiver's PointToPoint device counting packets larger than 200 B, i.e. data segments, so the
-counting costs no Python call per packet).
+bottleneck. With ``--cc cubic`` the flow is TCP CUBIC after plain slow start instead (ns-3's
+``TcpCubic`` with HyStart off; C 0.4, beta 0.7 and fast convergence on both sides), so slow start
+overshoots and loses about a buffer's worth of packets at once. Wall time is measured around the
+run only (startlab ``Simulation.run()``, ns-3 ``Simulator.Run()``); building the scenario is
+reported separately as setup. "Delivered" counts the data packets that arrive at the receiver
+(startlab: engine counter; ns-3: a C++ trace sink on the receiver's PointToPoint device counting
+packets larger than 200 B, i.e. data segments, so the counting costs no Python call per packet).
 
 ns-3 can take very long on these scenarios (its SACK scoreboard is a linked list walked from the
 head, and slow start overshoots to thousands of segments in flight), so its run has a wall-clock
@@ -35,6 +37,18 @@ SCENARIOS = {
     # name: bottleneck rate, access rate, RTT (ms, all on the bottleneck), bottleneck queue (pkts)
     "100M": {"bottleneck": "100Mbps", "access": "1Gbps", "rtt_ms": 80, "queue": 1000},
     "1G": {"bottleneck": "1Gbps", "access": "10Gbps", "rtt_ms": 50, "queue": 4167},
+}
+#: ``--cc``: congestion control of both simulators. ns-3 socket type; startlab ``tcp`` keys. CUBIC's
+#: C, beta and fast convergence are startlab's defaults and ns-3's (set explicitly on both sides);
+#: ns-3's HyStart is turned off, so both start with plain slow start and overshoot.
+CUBIC_C, CUBIC_BETA, CUBIC_FAST_CONVERGENCE = 0.4, 0.7, True
+CC = {
+    "newreno": ("ns3::TcpNewReno", ""),
+    "cubic": (
+        "ns3::TcpCubic",
+        f', congestion_avoidance = "cubic", cubic_c = {CUBIC_C}, cubic_beta = {CUBIC_BETA}, '
+        f"cubic_fast_convergence = {str(CUBIC_FAST_CONVERGENCE).lower()}",
+    ),
 }
 ACCESS_QUEUE = 100000  # startlab's default access-link queue (packets); never fills here
 WATCHDOG_PERIOD_S = 0.01  # simulated seconds between ns-3 watchdog checks
@@ -80,7 +94,8 @@ class Run:
         return self.delivered / self.wall_s if self.wall_s > 0 else 0.0
 
 
-#: Extra startlab TCP keys (``--startlab-handshake`` sets ``, handshake = true``).
+#: Extra startlab TCP keys (``--startlab-handshake`` adds ``, handshake = true``, ``--cc cubic``
+#: the CUBIC keys).
 STARTLAB_TCP_EXTRA = ""
 
 
@@ -173,10 +188,15 @@ void Start(double budget_s, double period_s) {
 """
 
 
-def ns3_setup_defaults(ns) -> None:
+def ns3_setup_defaults(ns, cc: str = "newreno") -> None:
     """TCP configuration matching the startlab flow (set once per process)."""
     sd = ns.Config.SetDefault
-    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpNewReno")))
+    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CC[cc][0])))
+    if cc == "cubic":
+        sd("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
+        sd("ns3::TcpCubic::C", ns.DoubleValue(CUBIC_C))
+        sd("ns3::TcpCubic::Beta", ns.DoubleValue(CUBIC_BETA))
+        sd("ns3::TcpCubic::FastConvergence", ns.BooleanValue(CUBIC_FAST_CONVERGENCE))
     sd(
         "ns3::TcpL4Protocol::RecoveryType",
         ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
@@ -303,10 +323,18 @@ def main() -> int:
         help="give the startlab flow a three-way handshake before data, as ns-3's TCP always has "
         "(off by default: the startlab flow sends from t = 0)",
     )
+    ap.add_argument(
+        "--cc",
+        choices=list(CC),
+        default="newreno",
+        help="congestion control of both simulators (default newreno); cubic: CUBIC with plain "
+        "slow start (ns-3 TcpCubic with HyStart off), C 0.4, beta 0.7, fast convergence",
+    )
     args = ap.parse_args()
+    global STARTLAB_TCP_EXTRA
     if args.startlab_handshake:
-        global STARTLAB_TCP_EXTRA
-        STARTLAB_TCP_EXTRA = ", handshake = true"
+        STARTLAB_TCP_EXTRA += ", handshake = true"
+    STARTLAB_TCP_EXTRA += CC[args.cc][1]
 
     try:
         import startlab
@@ -323,7 +351,7 @@ def main() -> int:
     import cppyy
 
     cppyy.cppdef(_CPP_HELPERS)
-    ns3_setup_defaults(ns)
+    ns3_setup_defaults(ns, args.cc)
 
     from importlib.metadata import PackageNotFoundError, version
 
@@ -338,6 +366,7 @@ def main() -> int:
 
     names = ["100M", "1G"] if args.scenario == "both" else [args.scenario]
     dur = args.duration
+    cc_note = ", TCP CUBIC without HyStart" if args.cc == "cubic" else ""
     rows = []
     for name in names:
         p = SCENARIOS[name]
@@ -345,7 +374,7 @@ def main() -> int:
             f"\n== {name}: bottleneck {p['bottleneck']}, access {p['access']}, RTT {p['rtt_ms']} ms "
             f"(all on the bottleneck), drop-tail {p['queue']} pkt, {dur:g} s simulated, "
             f"repeat {args.repeat}, startlab handshake {'on' if args.startlab_handshake else 'off'} "
-            "(ns-3: always)",
+            f"(ns-3: always){cc_note}",
             flush=True,
         )
         sl = median_run([run_startlab(p, dur) for _ in range(args.repeat)])
@@ -389,7 +418,8 @@ def main() -> int:
                     f"WARNING: throughputs differ by more than 15% ({tput:.3f}); the two runs "
                     "may not simulate the same thing"
                 )
-        rows.append((name, runs, speed, tput, same is not None))
+        label = f"{name} CUBIC" if args.cc == "cubic" else name
+        rows.append((label, runs, speed, tput, same is not None))
         if args.profile:
             psl = run_startlab(p, dur, args.profile)
             pn3 = run_ns3(ns, p, dur, args.ns3_timeout, args.profile)
