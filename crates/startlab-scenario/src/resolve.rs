@@ -976,7 +976,13 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
             AckSpec::EveryPacket
         }
         "delayed" => AckSpec::Delayed { timeout: t.delack_timeout.map_or(Dur::from_millis(200), |d| d.0) },
-        "quickack" => {
+        // Receivers of the HyStart paper's era (Fig. 5; docs/SCENARIOS.md "Receivers"): FreeBSD 7's
+        // TCPTV_DELACK = hz/10 (later releases: hz/25), Windows' TcpDelAckTicks = 2 (200 ms) and
+        // TcpAckFrequency = 2; both ACK every second full-sized segment with no quick-ACK start.
+        "freebsd" => AckSpec::Delayed { timeout: t.delack_timeout.map_or(Dur::from_millis(100), |d| d.0) },
+        "windows" => AckSpec::Delayed { timeout: t.delack_timeout.map_or(Dur::from_millis(200), |d| d.0) },
+        // Linux: quick-ACK at the start, then delayed ACKs (the `quickack` policy below).
+        "quickack" | "linux" => {
             // Linux tcp_incr_quickack: min(rcv_wnd / (2*mss), 16), a zero quotient becomes 2.
             let from_rwnd = rwnd.map_or(16, |w| match w / (2 * mss) { 0 => 2, q => q.min(16) });
             AckSpec::Quickack {
@@ -984,10 +990,10 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
                 timeout: t.delack_timeout.map_or(Dur::from_millis(40), |d| d.0),
             }
         }
-        other => return err(format!("{p}.ack"), format!("{other:?} is not known; expected \"every-packet\", \"delayed\" or \"quickack\"")),
+        other => return err(format!("{p}.ack"), format!("{other:?} is not known; expected \"every-packet\", \"delayed\", \"quickack\", or a receiver of the HyStart paper's era: \"linux\", \"freebsd\", \"windows\"")),
     };
     if t.quickack_segments.is_some() && !matches!(ack, AckSpec::Quickack { .. }) {
-        return err(format!("{p}.quickack_segments"), "only applies to ack = \"quickack\"");
+        return err(format!("{p}.quickack_segments"), "only applies to ack = \"quickack\" (or \"linux\")");
     }
     if let AckSpec::Delayed { timeout } | AckSpec::Quickack { timeout, .. } = ack {
         if timeout == Dur::ZERO {
