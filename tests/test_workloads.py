@@ -84,6 +84,10 @@ def test_bad_arrival_settings_name_the_key() -> None:
     doc["arrivals"][0]["size"] = {"dist": "pareto", "mean": "50pkt", "shape": 1.1}
     with pytest.raises(startlab.ScenarioError, match=r"arrivals\[0\]\.size\.cutoff"):
         startlab.validate(doc)
+    doc["arrivals"][0]["size"] = {"dist": "weibull", "mean": "50pkt"}
+    with pytest.raises(startlab.ScenarioError, match="expected \"fixed\", \"exponential\", \"pareto\", \"zipf\", \"uniform\", \"lognormal\" or \"empirical\""):
+        startlab.validate(doc)
+    # lognormal is known now (issue 13), and takes mu and sigma, not a mean.
     doc["arrivals"][0]["size"] = {"dist": "lognormal", "mean": "50pkt"}
-    with pytest.raises(startlab.ScenarioError, match="expected \"fixed\", \"exponential\", \"pareto\" or \"zipf\""):
+    with pytest.raises(startlab.ScenarioError, match=r'arrivals\[0\]\.size\.mean: is not a key of dist = "lognormal"; it takes mu, sigma'):
         startlab.validate(doc)

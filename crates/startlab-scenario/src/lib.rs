@@ -177,6 +177,32 @@ pub enum SizeSpec {
         /// Bytes per rank.
         unit: u64,
     },
+    /// Uniform on `[min, max]` bytes (Barakat & Altman's U[100 KB, 1 MB]).
+    Uniform {
+        /// Bytes.
+        min: u64,
+        /// Bytes.
+        max: u64,
+    },
+    /// Lognormal: `ln(size)` is normal with mean `mu` and standard deviation `sigma` (SURGE's body
+    /// of file sizes: μ = 9.357, σ = 1.318).
+    Lognormal {
+        /// Mean of ln(bytes).
+        mu: f64,
+        /// Standard deviation of ln(bytes).
+        sigma: f64,
+    },
+    /// An empirical CDF read from `file`: `bytes,probability` lines; sizes between two points are
+    /// interpolated linearly (as ns-2's EmpiricalRandomVariable).
+    Empirical {
+        /// The file as written in the scenario (its digest enters sweep run keys).
+        file: String,
+        /// (bytes, cumulative probability), both non-decreasing, the last probability 1.
+        #[serde(skip)]
+        points: Vec<(u64, f64)>,
+        /// Points read.
+        count: usize,
+    },
 }
 
 /// How the flows of an arrival process pick their hosts.
@@ -503,6 +529,15 @@ pub enum Think {
     /// Exponential with the mean that makes this connection offer this fraction of its
     /// bottleneck's rate: `mean = E[response] · 8 / (load · rate)` (transfer times neglected).
     Load(f64),
+    /// Always this long.
+    Fixed(Dur),
+    /// Uniform on `[min, max]` (Barakat & Altman's U[0, 5 s] between connections).
+    Uniform {
+        /// Shortest.
+        min: Dur,
+        /// Longest.
+        max: Dur,
+    },
 }
 
 /// A request/response application over one persistent connection (Scharf's web model): after a
@@ -514,7 +549,7 @@ pub struct AppSpec {
     pub request: u64,
     /// Response sizes.
     pub response: SizeSpec,
-    /// The exponential think time before each request.
+    /// The think time before each request after the first.
     pub think: Think,
     /// Number of exchanges.
     pub count: u64,

@@ -101,7 +101,9 @@ pub struct App {
     pub kind: String,
     pub request: Amount,
     pub response: SizeDist,
-    pub think: Option<DurV>,
+    /// A duration (the mean of an exponential law) or a law `{ dist = ..., ... }`; checked by
+    /// `resolve`.
+    pub think: Option<serde_json::Value>,
     pub load: Option<f64>,
     pub count: u64,
 }
@@ -211,6 +213,11 @@ pub struct SizeDist {
     pub exponent: Option<f64>,
     pub ranks: Option<u64>,
     pub unit: Option<Amount>,
+    pub min: Option<Amount>,
+    pub max: Option<Amount>,
+    pub mu: Option<f64>,
+    pub sigma: Option<f64>,
+    pub file: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -166,14 +166,14 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                     Amount::Bytes(b) if (1..=65_535).contains(&b) => b,
                     _ => return err(format!("{q}.request"), "must be a size between 1B and 65535B (one packet)"),
                 };
-                let response = size_dist(&format!("{q}.response"), &a.response, tcp.mss)?;
+                let response = size_dist(&format!("{q}.response"), &a.response, tcp.mss, base)?;
                 let count = a.count;
                 if !(1..=1_000_000).contains(&count) {
                     return err(format!("{q}.count"), "must be between 1 and 1000000");
                 }
-                let think = match (a.think, a.load) {
+                let think = match (a.think.as_ref(), a.load) {
                     (Some(_), Some(_)) => return err(format!("{q}.load"), "give either think (the mean think time) or load, not both"),
-                    (Some(d), None) => Think::Mean(d.0),
+                    (Some(v), None) => think_law(&format!("{q}.think"), v)?,
                     (None, Some(l)) if l > 0.0 && l <= 1.0 => Think::Load(l),
                     (None, Some(l)) => return err(format!("{q}.load"), format!("{l} is not valid; expected a fraction of the bottleneck rate above 0 and at most 1")),
                     (None, None) => return Err(missing(&format!("{q}.think"))),
@@ -290,7 +290,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     let window = measure_window(s.measure.as_ref(), s.duration.0)?;
     let mut arrivals = Vec::new();
     for (j, a) in s.arrivals.iter().enumerate() {
-        arrivals.push(arrival(&format!("arrivals[{j}]"), a, &topo, s.duration.0, &mut names)?);
+        arrivals.push(arrival(&format!("arrivals[{j}]"), a, &topo, s.duration.0, &mut names, base)?);
     }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
@@ -358,7 +358,7 @@ fn measure_window(m: Option<&raw::Measure>, duration: Dur) -> R<MeasureWindow> {
 }
 
 /// One `[[arrivals]]` process.
-fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &mut std::collections::BTreeSet<String>) -> R<ArrivalSpec> {
+fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &mut std::collections::BTreeSet<String>, base: Option<&std::path::Path>) -> R<ArrivalSpec> {
     if a.name.is_empty() {
         return err(format!("{p}.name"), "must not be empty");
     }
@@ -384,7 +384,7 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
         return err(format!("{p}.rate"), format!("about {expected:.0} flows would arrive; at most 1000000 (lower rate or stop, or set count)"));
     }
     let tcp = tcp(&format!("{p}.tcp"), a.tcp.clone().unwrap_or_default())?;
-    let size = size_dist(&format!("{p}.size"), &a.size, tcp.mss)?;
+    let size = size_dist(&format!("{p}.size"), &a.size, tcp.mss, base)?;
     let mix = match (&a.startup, &a.mix) {
         (Some(_), Some(_)) => return err(format!("{p}.mix"), "give either startup (one algorithm) or mix (several with shares), not both"),
         (None, Some(m)) => {
@@ -478,7 +478,7 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
 }
 
 /// `size = { dist = ..., ... }` of an arrival process; packets are segments of `mss` bytes.
-fn size_dist(p: &str, d: &raw::SizeDist, mss: u64) -> R<SizeSpec> {
+fn size_dist(p: &str, d: &raw::SizeDist, mss: u64, base: Option<&std::path::Path>) -> R<SizeSpec> {
     let bytes = |key: &str, a: Option<Amount>| -> R<u64> {
         match a {
             None => Err(missing(&format!("{p}.{key}"))),
@@ -488,7 +488,7 @@ fn size_dist(p: &str, d: &raw::SizeDist, mss: u64) -> R<SizeSpec> {
             Some(Amount::Keyword(k)) => err(format!("{p}.{key}"), format!("{k:?} is not a size; expected bytes (\"100KB\") or packets (\"50pkt\")")),
         }
     };
-    let given: [(&str, bool); 7] = [
+    let given: [(&str, bool); 12] = [
         ("value", d.value.is_some()),
         ("mean", d.mean.is_some()),
         ("shape", d.shape.is_some()),
@@ -496,6 +496,11 @@ fn size_dist(p: &str, d: &raw::SizeDist, mss: u64) -> R<SizeSpec> {
         ("exponent", d.exponent.is_some()),
         ("ranks", d.ranks.is_some()),
         ("unit", d.unit.is_some()),
+        ("min", d.min.is_some()),
+        ("max", d.max.is_some()),
+        ("mu", d.mu.is_some()),
+        ("sigma", d.sigma.is_some()),
+        ("file", d.file.is_some()),
     ];
     let only = |ok: &[&str]| -> R<()> {
         match given.iter().find(|(k, present)| *present && !ok.contains(k)) {
@@ -537,7 +542,111 @@ fn size_dist(p: &str, d: &raw::SizeDist, mss: u64) -> R<SizeSpec> {
             }
             Ok(SizeSpec::Zipf { exponent, ranks, unit: bytes("unit", d.unit)? })
         }
-        other => err(format!("{p}.dist"), format!("{other:?} is not a known size distribution; expected \"fixed\", \"exponential\", \"pareto\" or \"zipf\"")),
+        "uniform" => {
+            only(&["min", "max"])?;
+            let (min, max) = (bytes("min", d.min)?, bytes("max", d.max)?);
+            if max < min {
+                return err(format!("{p}.max"), format!("{max} B is below min = {min} B; expected max >= min"));
+            }
+            Ok(SizeSpec::Uniform { min, max })
+        }
+        "lognormal" => {
+            only(&["mu", "sigma"])?;
+            let mu = d.mu.ok_or_else(|| missing(&format!("{p}.mu")))?;
+            if !(mu.is_finite() && (0.0..=40.0).contains(&mu)) {
+                return err(format!("{p}.mu"), format!("{mu} is not valid; expected the mean of ln(bytes), 0 to 40 (SURGE: 9.357)"));
+            }
+            let sigma = d.sigma.ok_or_else(|| missing(&format!("{p}.sigma")))?;
+            if !(sigma.is_finite() && sigma > 0.0 && sigma <= 10.0) {
+                return err(format!("{p}.sigma"), format!("{sigma} is not valid; expected a standard deviation of ln(bytes) above 0, at most 10 (SURGE: 1.318)"));
+            }
+            Ok(SizeSpec::Lognormal { mu, sigma })
+        }
+        "empirical" => {
+            only(&["file"])?;
+            let file = d.file.clone().ok_or_else(|| missing(&format!("{p}.file")))?;
+            let path = match base {
+                Some(b) => b.join(&file),
+                None => std::path::PathBuf::from(&file),
+            };
+            let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.file"), format!("cannot read {}: {e}", path.display())))?;
+            let points = parse_cdf(&text).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
+            Ok(SizeSpec::Empirical { file, count: points.len(), points })
+        }
+        other => err(format!("{p}.dist"), format!("{other:?} is not a known size distribution; expected \"fixed\", \"exponential\", \"pareto\", \"zipf\", \"uniform\", \"lognormal\" or \"empirical\"")),
+    }
+}
+
+/// `think`: a duration (the mean of an exponential law, Scharf's model) or a table
+/// `{ dist = "exponential", mean }`, `{ dist = "fixed", value }`, `{ dist = "uniform", min, max }`.
+fn think_law(p: &str, v: &serde_json::Value) -> R<Think> {
+    let dur = |key: &str, x: Option<&serde_json::Value>| -> R<Dur> {
+        let at = if key.is_empty() { p.to_string() } else { format!("{p}.{key}") };
+        match x {
+            None => Err(missing(&at)),
+            Some(serde_json::Value::String(t)) => startlab_units::parse_dur(t).map_err(|e| ScenarioError::new(at, format!("{t:?} is not valid; {e}"))),
+            Some(other) => err(at, format!("{other} is not a duration; expected a string such as \"3s\"")),
+        }
+    };
+    let table = match v {
+        serde_json::Value::String(_) => return Ok(Think::Mean(dur("", Some(v))?)),
+        serde_json::Value::Object(t) => t,
+        other => return err(p, format!("{other} is not valid; expected a duration such as \"3s\" (exponential mean) or a table such as {{ dist = \"uniform\", min = \"0s\", max = \"5s\" }}")),
+    };
+    let dist = match table.get("dist") {
+        Some(serde_json::Value::String(d)) => d.as_str(),
+        _ => return Err(missing(&format!("{p}.dist"))),
+    };
+    let keys: &[&str] = match dist {
+        "exponential" => &["mean"],
+        "fixed" => &["value"],
+        "uniform" => &["min", "max"],
+        other => return err(format!("{p}.dist"), format!("{other:?} is not a known think-time law; expected \"exponential\", \"fixed\" or \"uniform\"")),
+    };
+    if let Some(k) = table.keys().find(|k| *k != "dist" && !keys.contains(&k.as_str())) {
+        return err(format!("{p}.{k}"), format!("is not a key of dist = {dist:?}; it takes {}", keys.join(", ")));
+    }
+    Ok(match dist {
+        "exponential" => Think::Mean(dur("mean", table.get("mean"))?),
+        "fixed" => Think::Fixed(dur("value", table.get("value"))?),
+        _ => {
+            let (min, max) = (dur("min", table.get("min"))?, dur("max", table.get("max"))?);
+            if max < min {
+                return err(format!("{p}.max"), format!("{max} is below min = {min}; expected max >= min"));
+            }
+            Think::Uniform { min, max }
+        }
+    })
+}
+
+/// An empirical CDF file: one `bytes,probability` point per line (blank lines and `#` comments
+/// skipped), bytes a whole number, both non-decreasing, probabilities in [0, 1] and the last 1.
+fn parse_cdf(text: &str) -> Result<Vec<(u64, f64)>, String> {
+    let mut points: Vec<(u64, f64)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = n + 1;
+        let (b, q) = line.split_once(',').ok_or_else(|| format!("line {at}: {line:?} is not a point; expected \"bytes,probability\" such as \"1500,0.25\""))?;
+        let bytes: u64 = b.trim().parse().map_err(|_| format!("line {at}: {:?} is not a whole number of bytes", b.trim()))?;
+        let p: f64 = q.trim().parse().map_err(|_| format!("line {at}: {:?} is not a probability", q.trim()))?;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(format!("line {at}: probability {p} is outside 0 to 1"));
+        }
+        if let Some(&(pb, pp)) = points.last() {
+            if bytes < pb || p < pp {
+                return Err(format!("line {at}: ({bytes}, {p}) goes back from ({pb}, {pp}); bytes and probabilities must not decrease (a CDF is monotone)"));
+            }
+        }
+        points.push((bytes, p));
+    }
+    match points.last() {
+        None => Err("has no points; expected \"bytes,probability\" lines".into()),
+        Some(&(_, p)) if p != 1.0 => Err(format!("its last probability is {p}; a CDF must end at 1")),
+        Some(&(0, _)) => Err("its largest size is 0 bytes; sizes must reach at least 1".into()),
+        Some(_) => Ok(points),
     }
 }
 

@@ -291,13 +291,16 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
 
 /// The sampler of a size distribution.
 fn size_law(s: &SizeSpec) -> workload::SizeDist {
-    match *s {
-        SizeSpec::Fixed { value } => workload::SizeDist::Fixed(value),
-        SizeSpec::Exponential { mean } => workload::SizeDist::Exponential { mean: mean as f64 },
+    match s {
+        SizeSpec::Fixed { value } => workload::SizeDist::Fixed(*value),
+        SizeSpec::Exponential { mean } => workload::SizeDist::Exponential { mean: *mean as f64 },
         SizeSpec::Pareto { mean, shape, cutoff } => {
-            workload::SizeDist::pareto(mean as f64, shape, cutoff as f64).expect("the scenario checked that the mean lies below the cutoff")
+            workload::SizeDist::pareto(*mean as f64, *shape, *cutoff as f64).expect("the scenario checked that the mean lies below the cutoff")
         }
-        SizeSpec::Zipf { exponent, ranks, unit } => workload::SizeDist::zipf(ranks, exponent, unit),
+        SizeSpec::Zipf { exponent, ranks, unit } => workload::SizeDist::zipf(*ranks, *exponent, *unit),
+        SizeSpec::Uniform { min, max } => workload::SizeDist::Uniform { min: *min, max: *max },
+        SizeSpec::Lognormal { mu, sigma } => workload::SizeDist::Lognormal { mu: *mu, sigma: *sigma },
+        SizeSpec::Empirical { points, .. } => workload::SizeDist::Empirical { points: points.clone() },
     }
 }
 
@@ -556,8 +559,14 @@ impl Simulation {
                     // The offered load of one connection is E[response] / (think + transfer time);
                     // neglecting the transfer time gives E[response]·8 / (load · rate).
                     Think::Load(load) => law.mean() * 8.0 / (load * net.channels[bottleneck as usize].rate.bps() as f64),
+                    Think::Fixed(_) | Think::Uniform { .. } => 0.0,
                 };
-                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { exp_dur(&mut think_rng, mean_think) }).collect();
+                let mut draw = || match a.think {
+                    Think::Fixed(d) => d,
+                    Think::Uniform { min, max } => Dur(think_rng.random_range(min.as_nanos()..=max.as_nanos())),
+                    Think::Mean(_) | Think::Load(_) => exp_dur(&mut think_rng, mean_think),
+                };
+                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { draw() }).collect();
                 AppState { sizes, thinks, request: a.request as u32, next: 0, answered: 0, awaiting: false, requested_at: Time::ZERO, end: 0, done: Vec::new() }
             });
             let total = app.as_ref().map(|a| a.sizes.iter().map(|s| s.div_ceil(t.mss) * t.mss).sum::<u64>());

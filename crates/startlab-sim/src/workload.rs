@@ -36,6 +36,26 @@ pub enum SizeDist {
         /// Bytes per rank.
         unit: u64,
     },
+    /// Uniform on the whole numbers of bytes in `[min, max]`.
+    Uniform {
+        /// Bytes.
+        min: u64,
+        /// Bytes.
+        max: u64,
+    },
+    /// `exp(mu + sigma·Z)` bytes with Z standard normal, rounded up.
+    Lognormal {
+        /// Mean of ln(bytes).
+        mu: f64,
+        /// Standard deviation of ln(bytes).
+        sigma: f64,
+    },
+    /// Inverse of a piecewise-linear CDF through `(bytes, probability)` points; below the first
+    /// point's probability the first size.
+    Empirical {
+        /// Non-decreasing points, the last probability 1.
+        points: Vec<(u64, f64)>,
+    },
 }
 
 impl SizeDist {
@@ -75,6 +95,15 @@ impl SizeDist {
                 }
                 m * *unit as f64
             }
+            SizeDist::Uniform { min, max } => (*min as f64 + *max as f64) / 2.0,
+            SizeDist::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            SizeDist::Empirical { points } => {
+                let mut m = points[0].0 as f64 * points[0].1;
+                for w in points.windows(2) {
+                    m += (w[1].1 - w[0].1) * (w[0].0 as f64 + w[1].0 as f64) / 2.0;
+                }
+                m
+            }
         }
     }
 
@@ -93,6 +122,23 @@ impl SizeDist {
                 let u: f64 = rng.random();
                 let rank = cdf.partition_point(|&c| c < u) + 1;
                 return rank.min(cdf.len()) as u64 * unit;
+            }
+            SizeDist::Uniform { min, max } => return rng.random_range(*min..=*max).max(1),
+            SizeDist::Lognormal { mu, sigma } => {
+                // Box-Muller from two uniform draws.
+                let (u1, u2) = (open01(rng), rng.random::<f64>());
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                (mu + sigma * z).exp()
+            }
+            SizeDist::Empirical { points } => {
+                let u = open01(rng);
+                let i = points.partition_point(|&(_, p)| p < u).min(points.len() - 1);
+                if i == 0 {
+                    points[0].0 as f64
+                } else {
+                    let ((b0, p0), (b1, p1)) = (points[i - 1], points[i]);
+                    b0 as f64 + (u - p0) / (p1 - p0) * (b1 as f64 - b0 as f64)
+                }
             }
         };
         (x.ceil() as u64).max(1)
@@ -170,12 +216,40 @@ mod tests {
             SizeDist::pareto(10_000.0, 1.1, 10e6).unwrap(),
             SizeDist::pareto(20_000.0, 1.0, 1e6).unwrap(),
             SizeDist::zipf(1000, 1.2, 1000),
+            SizeDist::Uniform { min: 100_000, max: 1_000_000 },
+            // SURGE's body of file sizes.
+            SizeDist::Lognormal { mu: 9.357, sigma: 1.318 },
+            SizeDist::Empirical { points: vec![(1000, 0.2), (1000, 0.5), (5000, 0.9), (100_000, 1.0)] },
         ] {
             let (m, se) = sample_mean(&d, 200_000);
             let want = d.mean();
             // Four standard errors: fails by chance about once in 16 000 seeds, and the seed is fixed.
             assert!((m - want).abs() < 4.0 * se, "{d:?}: sample mean {m} vs {want} (se {se})");
         }
+    }
+
+    #[test]
+    fn uniform_lognormal_and_empirical_laws_have_their_shape() {
+        let mut rng = stream(3, Component::FlowStart, 0);
+        let u = SizeDist::Uniform { min: 100, max: 103 };
+        let mut seen = [0u32; 4];
+        for _ in 0..4000 {
+            seen[(u.sample(&mut rng) - 100) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| (900..1100).contains(&n)), "every size of [min, max] about equally often: {seen:?}");
+        // Lognormal: the median is exp(mu).
+        let l = SizeDist::Lognormal { mu: 9.357, sigma: 1.318 };
+        let mut xs: Vec<u64> = (0..20_001).map(|_| l.sample(&mut rng)).collect();
+        xs.sort_unstable();
+        let median = xs[10_000] as f64;
+        assert!((median / 9.357f64.exp() - 1.0).abs() < 0.05, "median {median}");
+        // Empirical: 50 % exactly 1000 B (a step), the rest spread linearly between the points.
+        let e = SizeDist::Empirical { points: vec![(1000, 0.2), (1000, 0.5), (5000, 0.9), (100_000, 1.0)] };
+        let draws: Vec<u64> = (0..10_000).map(|_| e.sample(&mut rng)).collect();
+        let at_1000 = draws.iter().filter(|&&x| x == 1000).count() as f64 / 1e4;
+        let above_5000 = draws.iter().filter(|&&x| x > 5000).count() as f64 / 1e4;
+        assert!((at_1000 - 0.5).abs() < 0.03 && (above_5000 - 0.1).abs() < 0.02, "{at_1000} {above_5000}");
+        assert!(draws.iter().all(|&x| (1000..=100_000).contains(&x)));
     }
 
     #[test]

@@ -373,3 +373,40 @@ fn reverse_arrivals_all_run_right_to_left_with_the_forward_processes_times_and_s
     let bad = startlab_scenario::from_toml(&dumbbell(&WEB.replace("direction = \"both\"", "direction = \"backward\""), "", "20s")).unwrap_err().to_string();
     assert!(bad.contains("arrivals[0].direction: \"backward\" is not valid; expected \"forward\" (s -> d), \"reverse\" (d -> s) or \"both\""), "{bad}");
 }
+
+#[test]
+fn uniform_and_empirical_sizes_and_their_refusals() {
+    // Barakat & Altman Figs. 10-12: files of U[100 KB, 1 MB].
+    let uniform = WEB.replace(r#"size = { dist = "exponential", mean = "50pkt" }"#, r#"size = { dist = "uniform", min = "100KB", max = "1MB" }"#);
+    let sim = run(&dumbbell(&uniform, "", "20s"));
+    let sizes: Vec<u64> = sim.results().flows.iter().filter_map(|f| f.size).collect();
+    assert!(sizes.len() > 300 && sizes.iter().all(|&s| (100_000..=1_000_000).contains(&s)));
+    let (m, se, _) = mean(sizes.iter().map(|&s| s as f64));
+    assert!((m - 550_000.0).abs() < 4.0 * se, "mean {m}");
+
+    let dir = std::env::temp_dir().join(format!("startlab-cdf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sizes.csv"), "# bytes,probability\n1448,0.5\n14480,1\n").unwrap();
+    std::fs::write(dir.join("bad.csv"), "1448,0.5\n1000,0.7\n14480,1\n").unwrap();
+    let empirical = WEB.replace(r#"size = { dist = "exponential", mean = "50pkt" }"#, r#"size = { dist = "empirical", file = "sizes.csv" }"#);
+    let scenario = startlab_scenario::from_toml_in(&dumbbell(&empirical, "", "20s"), Some(&dir)).expect("accepted");
+    let mut sim = startlab_sim::Simulation::new(scenario).unwrap();
+    sim.run();
+    let sizes: Vec<u64> = sim.results().flows.iter().filter_map(|f| f.size).collect();
+    let small = sizes.iter().filter(|&&s| s == 1448).count() as f64 / sizes.len() as f64;
+    assert!((small - 0.5).abs() < 0.08 && sizes.iter().all(|&s| (1448..=14480).contains(&s)), "{small}");
+
+    let refused = |size: &str| {
+        let text = dumbbell(&WEB.replace(r#"size = { dist = "exponential", mean = "50pkt" }"#, size), "", "20s");
+        startlab_scenario::from_toml_in(&text, Some(&dir)).unwrap_err().to_string()
+    };
+    let e = refused(r#"size = { dist = "empirical", file = "bad.csv" }"#);
+    assert!(e.starts_with("arrivals[0].size.file: ") && e.contains("bad.csv: line 2: (1000, 0.7) goes back from (1448, 0.5)"), "{e}");
+    let e = refused(r#"size = { dist = "uniform", min = "1MB", max = "100KB" }"#);
+    assert!(e.contains("arrivals[0].size.max: 100000 B is below min = 1000000 B"), "{e}");
+    let e = refused(r#"size = { dist = "lognormal", mu = 9.357 }"#);
+    assert!(e.contains("arrivals[0].size.sigma: missing"), "{e}");
+    let e = refused(r#"size = { dist = "uniform", min = "1KB", max = "2KB", mu = 1.0 }"#);
+    assert!(e.contains("arrivals[0].size.mu: is not a key of dist = \"uniform\""), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
