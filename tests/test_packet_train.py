@@ -91,3 +91,14 @@ def test_train_keys_on_another_kind_are_refused() -> None:
     text = EXAMPLE.read_text(encoding="utf-8").replace('kind = "cbr"', 'kind = "cbr"\npackets = 3', 1)
     with pytest.raises(startlab.ScenarioError, match=r'cross\[0\]\.packets: is a key of kind = "train", not "cbr"'):
         startlab.validate(text)
+
+
+def test_startlab_run_prints_the_probe_table() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "startlab", "run", str(EXAMPLE), "--no-progress"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Packet-train probes" in done.stdout and "train rate" in done.stdout

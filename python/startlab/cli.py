@@ -54,6 +54,18 @@ _LINK_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
 )
 
 
+#: Per-train columns of packet-train probes shown by ``startlab run``.
+_PROBE_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("source", "probe", str),
+    ("train", "train", lambda v: f"{v:.0f}"),
+    ("source_gap", "source gap\nms", lambda v: f"{v * 1e3:.3f}"),
+    ("dest_gap", "dest gap\nms", lambda v: f"{v * 1e3:.3f}"),
+    ("gap_difference", "gap diff\nms", lambda v: f"{v * 1e3:.3f}"),
+    ("train_rate", "train rate\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("received", "received", lambda v: f"{v:.0f}"),
+)
+
+
 #: Per-group columns shown by ``startlab run`` when a run has more flows than fit a table.
 _SUMMARY_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
     ("startup", "startup", str),
@@ -232,6 +244,8 @@ def run(
             active = active.sort_values(["utilization", "drops"], ascending=False).head(10)
         if len(active):
             console.print(_table(title, active, _LINK_COLUMNS))
+        if result.probes is not None and len(result.probes):
+            console.print(_table("Packet-train probes", result.probes, _PROBE_COLUMNS))
     if out is not None:
         written = result.write(out)
         click.echo(f"wrote {len(written)} files to {out}", err=True)
