@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import startlab
@@ -54,3 +56,10 @@ def test_peak_rss_is_the_process_own_and_not_its_parents() -> None:
     )
     done = subprocess.run([sys.executable, "-c", big_then_exec], capture_output=True, text=True, check=True, timeout=120)
     assert 0 < int(done.stdout) < 300 * 2**20, done.stdout
+
+
+def test_write_puts_every_scenario_in_a_file_the_engine_accepts(tmp_path: Path) -> None:
+    bench.main(["--write", str(tmp_path)])
+    written = sorted(p.stem for p in tmp_path.glob("*.toml"))
+    assert written == sorted(bench.names(quick=False))
+    startlab.validate(tmp_path / "slow-start-10gbps.toml")

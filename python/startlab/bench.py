@@ -246,7 +246,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2 s simulated, at most 100 flows")
     parser.add_argument("--one", metavar="NAME", help="measure one scenario here, print JSON")
     parser.add_argument("--repeat", type=int, default=3, help="runs per scenario; the fastest is kept")
+    parser.add_argument(
+        "--write", metavar="DIR", type=Path,
+        help="write every benchmark scenario to DIR/NAME.toml and exit (to time them on another build, "
+        "e.g. with the engine example: cargo run --release -p startlab-sim --example run -- DIR/NAME.toml)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.write:
+        args.write.mkdir(parents=True, exist_ok=True)
+        for name in names(args.quick):
+            (args.write / f"{name}.toml").write_text(scenario(name, args.quick), encoding="utf-8")
+            print(args.write / f"{name}.toml")
+        return
     if args.one:
         print(json.dumps(measure(args.one, args.quick)))
     else:

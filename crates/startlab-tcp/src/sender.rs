@@ -928,45 +928,39 @@ impl Sender {
         }
     }
 
-    /// RFC 6675 IsLost() for the first segment, computed directly (used before recovery starts):
-    /// the SACKed runs and bytes strictly above it, walked from the highest run down; the walk
-    /// stops after at most DupThresh runs.
-    fn first_is_lost(&self) -> bool {
-        let floor = self.snd_una + self.seg_len(self.snd_una) as u64;
+    /// The lost bound of RFC 6675 IsLost() over the SACKed bytes above `floor`: walking the
+    /// scoreboard's runs from the highest down (each cut at `floor`), the start of the run at which
+    /// DupThresh runs or more than (DupThresh − 1)·SMSS bytes have been seen, with the SACKed bytes
+    /// walked; `None` when that never happens. Every unSACKed segment below the bound is lost (what
+    /// is SACKed above a segment is also above every lower one), none above it. O(DupThresh) runs.
+    fn lost_bound(&self, floor: u64) -> Option<(u64, u64)> {
         let threshold = (self.cfg.dupthresh as u64 - 1) * self.mss();
         let (mut runs, mut bytes) = (0, 0);
         for (s, e) in self.sacked.iter_rev() {
             if e <= floor {
                 break;
             }
-            runs += 1;
-            bytes += e - s.max(floor);
-            if runs >= self.cfg.dupthresh || bytes > threshold {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// IsLost() for every segment and SetPipe() (RFC 6675 §4), from the scoreboard's runs: walking
-    /// the runs from the highest down, the first run at which DupThresh runs or more than
-    /// (DupThresh − 1)·SMSS bytes have been seen bounds the lost segments (every unSACKed segment
-    /// below its start is lost, none above it). pipe is then the unSACKed bytes above that bound
-    /// plus the unSACKed bytes retransmitted in this episode. O(DupThresh) runs per call.
-    fn recompute_lost_and_pipe(&mut self) {
-        let threshold = (self.cfg.dupthresh as u64 - 1) * self.mss();
-        let (mut runs, mut bytes) = (0, 0);
-        let mut bound = None;
-        for (s, e) in self.sacked.iter_rev() {
+            let s = s.max(floor);
             runs += 1;
             bytes += e - s;
             if runs >= self.cfg.dupthresh || bytes > threshold {
-                bound = Some(s);
-                break;
+                return Some((s, bytes));
             }
         }
+        None
+    }
+
+    /// RFC 6675 IsLost() for the first segment (used before recovery starts): its own SACK state
+    /// aside, whether the bytes strictly above it meet the bound.
+    fn first_is_lost(&self) -> bool {
+        self.lost_bound(self.snd_una + self.seg_len(self.snd_una) as u64).is_some()
+    }
+
+    /// IsLost() for every segment (`lost_below`) and SetPipe() (RFC 6675 §4): pipe is the unSACKed
+    /// bytes above the lost bound plus the unSACKed bytes retransmitted in this episode.
+    fn recompute_lost_and_pipe(&mut self) {
         // Nothing lost: every unSACKed byte of the window is above the bound.
-        let (bound, sacked_above) = bound.map_or((self.snd_una, self.sacked.bytes()), |b| (b, bytes));
+        let (bound, sacked_above) = self.lost_bound(self.snd_una).unwrap_or((self.snd_una, self.sacked.bytes()));
         self.lost_below = bound;
         self.pipe = (self.snd_max - bound - sacked_above) + self.rtx_unsacked;
         #[cfg(test)]
