@@ -54,7 +54,7 @@ __all__ = [
 #: Submodules imported on first use as attributes (``startlab.plot``, ``startlab.models``, ...),
 #: not by ``import startlab``: most of them import pandas, matplotlib, SciPy or DuckDB.
 _SUBMODULES = frozenset(
-    {"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"}
+    {"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "replay", "sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"}
 )
 
 

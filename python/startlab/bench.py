@@ -121,10 +121,61 @@ def large_window_scenarios(quick: bool) -> dict[str, str]:
     return {n: large_window(n, "2s" if quick else None) for n in chosen}
 
 
+def users(count: int, duration: str) -> str:
+    """TOML of ``count`` closed-loop users (``[[users]]``, a new connection per transfer) on the
+    long-flow dumbbell's path (1 Gbps / 50 ms, one-BDP buffer) over 100 host pairs: bounded-Pareto
+    transfers of mean 1 MB (shape 1.2, cutoff 100 MB), exponential think times of mean 1 s (the
+    users offer more than the link carries, so it stays busy)."""
+    bdp_packets = math.ceil(1e9 * 0.050 / 8 / 1500)
+    return f"""\
+seed = 1
+duration = "{duration}"
+
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "1Gbps"
+rtt = "50ms"
+pairs = 100
+access_rate = "10Gbps"
+queue = {{ kind = "droptail", limit = "{bdp_packets}pkt" }}
+
+[[users]]
+name = "user"
+count = {count}
+size = {{ dist = "pareto", mean = "1MB", shape = 1.2, cutoff = "100MB" }}
+think = "1s"
+tcp = {{ recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet" }}
+
+[trace]
+cwnd = false
+seq = false
+queue = false
+"""
+
+
+_REPLAY_DIR: list[Path] = []
+
+
+def replay(connections: int, duration: float) -> str:
+    """TOML replaying ``connections`` synthetic connection vectors (``startlab.replay.generate``:
+    nine RTTs 4-200 ms, load 0.3) on a 1 Gbit/s bottleneck; the vector file is written to a
+    temporary directory once per process (not timed)."""
+    import tempfile
+
+    from startlab import replay as vectors
+
+    if not _REPLAY_DIR:
+        _REPLAY_DIR.append(Path(tempfile.mkdtemp(prefix="startlab-bench-")))
+    path = _REPLAY_DIR[0] / f"vectors-{connections}-{duration:g}.csv"
+    if not path.exists():
+        vectors.write(vectors.generate(connections=connections, rate="1Gbps", load=0.3, duration=duration, seed=1), path)
+    return vectors.scenario_toml(vectors=str(path), rate="1Gbps", duration=duration, buffer_pkts=4167, access_rate="10Gbps")
+
+
 def names(quick: bool) -> list[str]:
     """The benchmark scenarios, in the order they run."""
     counts = (10, 100) if quick else (10, 100, 1000)
-    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick))
+    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450"]
 
 
 def scenario(name: str, quick: bool) -> str:
@@ -135,6 +186,10 @@ def scenario(name: str, quick: bool) -> str:
         return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
     if name in LARGE_WINDOW:
         return large_window(name, "2s" if quick else None)
+    if name == "users-1000":
+        return users(1000, "2s" if quick else "20s")
+    if name == "replay-450":
+        return replay(450, 5.0 if quick else 60.0)
     raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
 
 

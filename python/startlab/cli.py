@@ -344,6 +344,67 @@ def check_models(quick: bool, only: str | None, out: Path | None) -> None:
         raise _Failure("error: a model and the simulator disagree beyond the tolerance where the model holds", 1)
 
 
+@cli.group("replay")
+def replay_group() -> None:
+    """Connection-vector files for [[replay]] (docs/REPLAY.md): generate a synthetic set, check one."""
+
+
+@replay_group.command("generate")
+@click.option("--connections", default=450, show_default=True, help="Client-server connections.")
+@click.option("--load", default=0.3, show_default=True, help="Offered downlink load, a fraction of --rate.")
+@click.option("--rate", default="10Mbps", show_default=True, help="Bottleneck rate (10Mbps, 10Mbit/s, or bit/s).")
+@click.option("--duration", default="300s", show_default=True, help="Length of the run (300s, 5min, or seconds).")
+@click.option("--seed", default=1, show_default=True, help="Seed of the generator.")
+@click.option("--out", required=True, metavar="FILE.csv|FILE.parquet", help="Write the vectors here.")
+@click.option("--scenario", "scenario_path", metavar="FILE.toml", help="Also write a scenario that replays them.")
+def replay_generate(connections: int, load: float, rate: str, duration: str, seed: int, out: str, scenario_path: str | None) -> None:
+    """Write a SYNTHETIC vector set shaped like Scharf et al.'s Fig. 16 workload (450 connections,
+    nine RTTs from 4 to 200 ms, load 0.3): a model, not the paper's traces, which are not available."""
+    import os
+
+    from . import replay as vectors
+
+    if Path(out).suffix.lower() not in (".csv", ".parquet"):
+        raise _Failure(f"error: --out {out}: expected a .csv or .parquet file", 2)
+    if scenario_path is not None and Path(scenario_path).suffix.lower() != ".toml":
+        raise _Failure(f"error: --scenario {scenario_path}: expected a .toml file", 2)
+    try:
+        frame = vectors.generate(connections=connections, rate=rate, load=load, duration=duration, seed=seed)
+        text = None
+        if scenario_path is not None:
+            relative = os.path.relpath(Path(out).resolve(), Path(scenario_path).resolve().parent)
+            text = vectors.scenario_toml(vectors=Path(relative).as_posix(), rate=rate, duration=duration, seed=seed)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    vectors.write(frame, out)
+    click.echo(f"wrote {out}", err=True)
+    if text is not None and scenario_path is not None:
+        Path(scenario_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(scenario_path).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {scenario_path}", err=True)
+    click.echo(vectors.describe(frame, rate=rate, duration=duration))
+
+
+@replay_group.command("check")
+@click.argument("file", metavar="FILE")
+@click.option("--rate", help="With --duration: also print the offered load at this bottleneck rate.")
+@click.option("--duration", help="With --rate: the length of the run (300s, 5min, or seconds).")
+def replay_check(file: str, rate: str | None, duration: str | None) -> None:
+    """Read and check a vector file (.csv or .parquet); print its summary, or the first error."""
+    from . import replay as vectors
+
+    if (rate is None) != (duration is None):
+        raise _Failure("error: give --rate and --duration together", 2)
+    frame = vectors.read(file)  # a ScenarioError is one error line, exit code 2
+    try:
+        text = vectors.describe(frame, rate=rate, duration=duration)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    click.echo(f"ok: {file}")
+    click.echo(text)
+
+
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
 def validate(scenario: str) -> None:

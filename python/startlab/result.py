@@ -83,6 +83,9 @@ class Result:
             ``gap_difference`` (s) and ``train_rate`` (bit/s); empty without probes.
         probe_packets: one row per probe packet: ``source``, ``train``, ``index``, ``sent`` and
             ``received`` (s; NaN if lost).
+        transfers: one row per transfer of every ``[[users]]`` user (``user``, ``user_index``,
+            ``transfer``, ``size``, ``start``, ``completion_time``, throughput and the startup
+            metrics; docs/RESULTS.md); empty without users.
     """
 
     flows: pd.DataFrame
@@ -94,6 +97,7 @@ class Result:
     responses: pd.DataFrame | None = None
     probes: pd.DataFrame | None = None
     probe_packets: pd.DataFrame | None = None
+    transfers: pd.DataFrame | None = None
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -119,6 +123,7 @@ class Result:
             responses=_table(raw["responses"]) if "responses" in raw else None,
             probes=_table(raw["probes"])[list(_PROBE_COLUMNS)] if "probes" in raw else None,
             probe_packets=_table(raw["probe_packets"])[list(_PROBE_PACKET_COLUMNS)] if "probe_packets" in raw else None,
+            transfers=_table(raw["transfers"])[list(_TRANSFER_COLUMNS)] if "transfers" in raw else None,
         )
 
     def __repr__(self) -> str:
@@ -159,9 +164,17 @@ class Result:
 
     def plot_cwnd(self, flows: str | Iterable[str] | None = None) -> Figure:
         """Congestion window (and ssthresh, dotted) in segments over time; all flows by default."""
+        import pandas as pd
+
         from . import plot
 
-        return plot.cwnd(self.traces.cwnd, self.flows, flows)
+        # The cwnd trace also names [[users]] slots (``group/k``), which have no per-flow row: their
+        # MSS comes from the resolved scenario.
+        users = [(f"{u['name']}/{k}", u["tcp"]["mss"]) for u in self.scenario.get("users", ()) for k in range(u["count"])]
+        table = self.flows[["flow", "mss"]] if "flow" in self.flows else pd.DataFrame(columns=["flow", "mss"])
+        if users:
+            table = pd.concat([table, pd.DataFrame(users, columns=["flow", "mss"])], ignore_index=True)
+        return plot.cwnd(self.traces.cwnd, table, flows)
 
     def plot_sequence(self, flow: str | None = None) -> Figure:
         """Sequence plot of one flow (the first by default); drops are red crosses."""
@@ -195,7 +208,8 @@ class Result:
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet and CSV), the resolved scenario, stats and plots (PNG and SVG).
 
-        Files: ``flows``, ``links`` and ``trace_{cwnd,seq,queue,packets}`` as ``.parquet`` and ``.csv``;
+        Files: ``flows``, ``links``, ``trace_{cwnd,seq,queue,packets}`` and (when not empty)
+        ``responses``, ``transfers``, ``probes`` and ``probe_packets`` as ``.parquet`` and ``.csv``;
         ``scenario.json``, ``stats.json``; ``cwnd``, ``sequence``, ``queue``, ``packets`` as ``.png`` and
         ``.svg``, and ``cdf_throughput`` for runs of 10 flows or more. A trace the scenario disabled is neither written nor plotted. Returns the paths
         written.
@@ -205,7 +219,7 @@ class Result:
         traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue, "packets": self.traces.packets}
         tables = {"flows": self.flows, "links": self.links}
         tables.update({f"trace_{kind}": frame for kind, frame in traces.items() if not frame.empty})
-        for name in ("probes", "probe_packets"):
+        for name in ("probes", "probe_packets", "responses", "transfers"):
             frame = getattr(self, name)
             if frame is not None and not frame.empty:
                 tables[name] = frame
@@ -233,6 +247,14 @@ class Result:
             written += _save(self.plot_cdf(), out / "cdf_throughput")
         return written
 
+
+#: Column order of ``Result.transfers``.
+_TRANSFER_COLUMNS = (
+    "user", "user_index", "flow", "transfer", "connection", "size", "think", "start", "completion_time",
+    "completed", "throughput", "su_time", "su_throughput", "su_loss", "exit_reason", "exit_cwnd_pkts",
+    "overshoot", "time_to_90", "packets_sent", "retransmissions", "drops", "timeouts", "loss_rate",
+    "retransmission_ratio", "measured",
+)
 
 #: Column order of ``Result.probes`` and ``Result.probe_packets``.
 _PROBE_COLUMNS = ("source", "train", "source_gap", "sent", "received", "dest_gap", "gap_difference", "train_rate")

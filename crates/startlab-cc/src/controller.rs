@@ -84,6 +84,8 @@ pub struct Controller {
     exit_when_sent: Option<(u64, ExitReason)>,
     /// Bytes retransmitted so far on the connection.
     retransmitted: u64,
+    /// A per-response startup runs (after [`Controller::restart_startup`]) and has not ended.
+    restarted: bool,
 }
 
 impl Controller {
@@ -104,6 +106,7 @@ impl Controller {
             send_limit: None,
             exit_when_sent: None,
             retransmitted: 0,
+            restarted: false,
             cfg,
         };
         if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
@@ -204,7 +207,7 @@ impl Controller {
     /// The sender's verdict on its Quick-Start request (RFC 4782). The plug-in always records it;
     /// its action (the paced Quick-Start window) applies only while still in startup.
     pub fn on_quick_start(&mut self, ev: QuickStartEvent) {
-        let in_startup = self.phase == Phase::SlowStart && self.exit.is_none();
+        let in_startup = self.phase == Phase::SlowStart && (self.exit.is_none() || self.restarted);
         let action = self.startup.on_quick_start(&self.view(), &QuickStartEvent { in_startup, ..ev });
         if in_startup {
             self.apply(&action);
@@ -415,6 +418,30 @@ impl Controller {
         }
     }
 
+    /// A response starts after an idle period on a connection whose fast startup acts per
+    /// response (`tcp.startup_after_idle`; call after the idle restart set the restart window):
+    /// startup again with ssthresh as at the connection's start, and the plug-in's
+    /// [`StartupAlgorithm::on_restart`] with the smoothed RTT (none yet: slow start). The first
+    /// startup's exit stays the one the results report.
+    ///
+    /// [`StartupAlgorithm::on_restart`]: crate::startup::StartupAlgorithm::on_restart
+    pub fn restart_startup(&mut self, rtt: Option<Dur>, queued: Option<u64>, snd_max: u64) {
+        self.ssthresh = self.cfg.initial_ssthresh;
+        if !self.ssthresh.above(self.cwnd) {
+            return;
+        }
+        self.phase = Phase::SlowStart;
+        self.restarted = true;
+        self.round_end = None;
+        self.startup_pacing = None;
+        self.send_limit = None;
+        self.exit_when_sent = None;
+        if let Some(rtt) = rtt {
+            let action = self.startup.on_restart(&self.view(), rtt, queued, snd_max);
+            self.apply(&action);
+        }
+    }
+
     /// RFC 5681 §4.1 restart after idle: cwnd = min(IW, cwnd).
     pub fn on_idle_restart(&mut self) {
         self.cwnd = self.cwnd.min(self.cfg.initial_window as f64);
@@ -424,6 +451,7 @@ impl Controller {
     }
 
     fn leave_startup(&mut self, now: Time, reason: ExitReason) {
+        self.restarted = false;
         self.startup_pacing = None;
         self.send_limit = None;
         self.exit_when_sent = None;

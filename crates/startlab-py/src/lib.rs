@@ -27,6 +27,18 @@ fn parse(text: &str, format: &str, base: Option<&str>) -> PyResult<startlab_scen
     parsed.map_err(errors::scenario)
 }
 
+/// Reads a Parquet connection-vector file through `startlab.replay` (pyarrow) as CSV text: the
+/// scenario crate reads CSV itself and asks this for `[[replay]] file = "....parquet"`.
+fn parquet_vectors(path: &std::path::Path) -> Result<String, String> {
+    Python::attach(|py| {
+        let module = py.import("startlab.replay").map_err(|e| format!("cannot load startlab.replay to read Parquet: {e}"))?;
+        module
+            .call_method1("parquet_to_csv_text", (path.to_string_lossy().into_owned(),))
+            .and_then(|v| v.extract::<String>())
+            .map_err(|e| e.value(py).to_string())
+    })
+}
+
 /// Runs `f`, turning a panic into `SimulationError` with its message.
 fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| errors::panic(what, p))
@@ -191,6 +203,7 @@ impl Simulation {
         out.set_item("probes", columns(py, &r.probes, Some(&empty))?)?;
         let empty = startlab_sim::ProbePacketResult { source: String::new(), train: 0, index: 0, sent: 0.0, received: 0.0 };
         out.set_item("probe_packets", columns(py, &r.probe_packets, Some(&empty))?)?;
+        out.set_item("transfers", columns(py, &r.transfers, Some(&startlab_sim::TransferResult::default()))?)?;
         let traces = PyDict::new(py);
         let t = r.traces;
         let cwnd = PyDict::new(py);
@@ -251,6 +264,7 @@ impl Simulation {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    startlab_scenario::set_parquet_reader(parquet_vectors);
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -14,7 +14,7 @@ mod resolve;
 mod values;
 
 pub use impairments::{AggregateSpec, CoalesceSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
-pub use resolve::{resolve, resolve_in};
+pub use resolve::{parse_vectors, resolve, resolve_in, set_parquet_reader, TableReader, VECTOR_COLUMNS};
 use serde::Serialize;
 use startlab_units::{Dur, Rate};
 use std::fmt;
@@ -120,6 +120,78 @@ pub struct Scenario {
     pub impairments: Vec<ImpairmentSpec>,
     /// Poisson processes of TCP flow arrivals; the simulator draws their flows from the seed.
     pub arrivals: Vec<ArrivalSpec>,
+    /// Closed-loop users (`[[users]]`): each starts its next transfer when the previous one is
+    /// complete plus a think time. Left out of the resolved scenario when empty (sweep keys of
+    /// scenarios without users stay as they were).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub users: Vec<UserSpec>,
+    /// Trace-driven request/response (`[[replay]]`): connection vectors replayed over
+    /// persistent connections.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<ReplaySpec>,
+}
+
+/// A group of closed-loop users (`[[users]]`, docs/SCENARIOS.md).
+#[derive(Clone, Debug, Serialize)]
+pub struct UserSpec {
+    /// Group name; user `k` runs on flow slot `name/k`.
+    pub name: String,
+    /// Number of users.
+    pub count: u64,
+    /// Each user's first transfer starts at `start` plus one think time.
+    pub start: Dur,
+    /// No transfer starts at or after this time.
+    pub stop: Dur,
+    /// At most this many transfers per user.
+    pub transfers: Option<u64>,
+    /// Transfer (or response) sizes.
+    pub size: SizeSpec,
+    /// The think time before each transfer.
+    pub think: Think,
+    /// `None`: a new connection per transfer; `Some(request)`: one persistent connection per
+    /// user, each transfer a request of this many bytes answered by a response of `size`.
+    pub persistent: Option<u64>,
+    /// Where each user runs (drawn once per user, as `[[arrivals]]` draws per flow).
+    pub ends: ArrivalEnds,
+    /// TCP options of every connection.
+    pub tcp: TcpSpec,
+    /// Startup algorithms with their probabilities (one drawn per user).
+    pub mix: Vec<(StartupSpec, f64)>,
+}
+
+/// One connection of a connection-vector file: tmix's a-t1-b-t2 epochs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct VectorConnection {
+    /// The file's connection id.
+    pub id: u64,
+    /// When the connection opens.
+    pub start: Dur,
+    /// The dumbbell pair it runs on.
+    pub rtt_class: usize,
+    /// The file's line of its first epoch.
+    pub line: usize,
+    /// Per epoch: request bytes, the client's think time before the request, response bytes.
+    pub epochs: Vec<(u64, Dur, u64)>,
+}
+
+/// `[[replay]]`: a connection-vector file replayed over persistent request/response connections.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplaySpec {
+    /// Group name; connection `id` runs as flow `name-id`.
+    pub name: String,
+    /// The file as written in the scenario (its digest enters sweep run keys).
+    pub file: String,
+    /// The connections read from it.
+    #[serde(skip)]
+    pub connections: Vec<VectorConnection>,
+    /// Connections and epochs read.
+    pub count: (usize, usize),
+    /// Servers on the right side (`d{class}`), clients on the left.
+    pub reverse: bool,
+    /// TCP options of every connection.
+    pub tcp: TcpSpec,
+    /// Startup algorithm of every connection.
+    pub startup: StartupSpec,
 }
 
 /// A Poisson process of TCP flows with random sizes, ends and startup algorithms.
@@ -506,6 +578,19 @@ pub struct TcpSpec {
     pub ecn: bool,
     /// The window after idle periods longer than the RTO.
     pub idle_restart: IdleRestartSpec,
+    /// Per-response fast startups: Quick-Start, Jump-Start and More-Start act again when a
+    /// response starts after an idle period (docs/algorithms/quick-start.md, jump-start.md, more-start.md). Left out of the
+    /// resolved scenario when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub startup_after_idle: bool,
+    /// The fast startup applies only to responses larger than this (bytes; Scharf's "QS 3": 10 kB).
+    /// Left out of the resolved scenario when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub startup_min_response: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// `tcp.idle_restart`.
@@ -521,7 +606,7 @@ pub enum IdleRestartSpec {
 }
 
 /// The think time of a request/response application.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Think {
     /// Exponential with this mean.
@@ -538,6 +623,9 @@ pub enum Think {
         /// Longest.
         max: Dur,
     },
+    /// A size law over nanoseconds: bounded Pareto, lognormal (`mu` of ln(ns) = ln(s) + ln(1e9)),
+    /// Zipf (`unit` in ns) or an empirical CDF (`seconds,probability` lines, kept in ns).
+    Law(SizeSpec),
 }
 
 /// A request/response application over one persistent connection (Scharf's web model): after a

@@ -24,6 +24,42 @@ pub struct Scenario {
     pub quick_start: Option<QuickStart>,
     #[serde(default)]
     pub impairments: Vec<Impairment>,
+    #[serde(default)]
+    pub users: Vec<Users>,
+    #[serde(default)]
+    pub replay: Vec<Replay>,
+}
+
+/// `[[users]]`: closed-loop users.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Users {
+    pub name: String,
+    pub count: u64,
+    pub size: SizeDist,
+    pub think: serde_json::Value,
+    pub connection: Option<String>,
+    pub request: Option<Amount>,
+    pub start: Option<DurV>,
+    pub stop: Option<DurV>,
+    pub transfers: Option<u64>,
+    pub direction: Option<String>,
+    pub from: Option<Vec<String>>,
+    pub to: Option<Vec<String>>,
+    pub tcp: Option<Tcp>,
+    pub startup: Option<BTreeMap<String, serde_json::Value>>,
+    pub mix: Option<Vec<BTreeMap<String, serde_json::Value>>>,
+}
+
+/// `[[replay]]`: a connection-vector file.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Replay {
+    pub name: String,
+    pub file: String,
+    pub direction: Option<String>,
+    pub tcp: Option<Tcp>,
+    pub startup: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -141,6 +177,8 @@ pub struct Tcp {
     pub newreno_timer: Option<String>,
     pub idle_restart: Option<String>,
     pub ecn: Option<bool>,
+    pub startup_after_idle: Option<bool>,
+    pub startup_min_response: Option<Amount>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -4,6 +4,7 @@ use crate::raw;
 use crate::values::Amount;
 use crate::*;
 use startlab_units::{Dur, Rate};
+use std::collections::BTreeMap;
 
 type R<T> = Result<T, ScenarioError>;
 
@@ -107,8 +108,8 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     if s.duration.0 == Dur::ZERO {
         return err("duration", "the run must last longer than 0s");
     }
-    if s.flows.is_empty() && s.cross.is_empty() && s.arrivals.is_empty() {
-        return err("flows", "a scenario needs at least one flow ([[flows]]), flow arrival process ([[arrivals]]) or cross-traffic source");
+    if s.flows.is_empty() && s.cross.is_empty() && s.arrivals.is_empty() && s.users.is_empty() && s.replay.is_empty() {
+        return err("flows", "a scenario needs at least one flow ([[flows]]), flow arrival process ([[arrivals]]), user group ([[users]]), replayed vector file ([[replay]]) or cross-traffic source");
     }
     // Expand flow replicates first: a dumbbell has one pair per flow unless told otherwise.
     let mut total_flows = 0u64;
@@ -173,7 +174,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 }
                 let think = match (a.think.as_ref(), a.load) {
                     (Some(_), Some(_)) => return err(format!("{q}.load"), "give either think (the mean think time) or load, not both"),
-                    (Some(v), None) => think_law(&format!("{q}.think"), v)?,
+                    (Some(v), None) => think_law(&format!("{q}.think"), v, base)?,
                     (None, Some(l)) if l > 0.0 && l <= 1.0 => Think::Load(l),
                     (None, Some(l)) => return err(format!("{q}.load"), format!("{l} is not valid; expected a fraction of the bottleneck rate above 0 and at most 1")),
                     (None, None) => return Err(missing(&format!("{q}.think"))),
@@ -292,6 +293,14 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     for (j, a) in s.arrivals.iter().enumerate() {
         arrivals.push(arrival(&format!("arrivals[{j}]"), a, &topo, s.duration.0, &mut names, base)?);
     }
+    let mut users = Vec::new();
+    for (j, u) in s.users.iter().enumerate() {
+        users.push(user_group(&format!("users[{j}]"), u, &topo, s.duration.0, &mut names, base)?);
+    }
+    let mut replay = Vec::new();
+    for (j, r) in s.replay.iter().enumerate() {
+        replay.push(replay_group(&format!("replay[{j}]"), r, &topo, s.duration.0, &mut names, base)?);
+    }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
     let packet_trace = match s.trace.as_ref().and_then(|t| t.packets.as_ref()) {
@@ -323,6 +332,8 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         quick_start,
         arrivals,
         impairments,
+        users,
+        replay,
     })
 }
 
@@ -385,7 +396,22 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
     }
     let tcp = tcp(&format!("{p}.tcp"), a.tcp.clone().unwrap_or_default())?;
     let size = size_dist(&format!("{p}.size"), &a.size, tcp.mss, base)?;
-    let mix = match (&a.startup, &a.mix) {
+    let (mix, ends) = mix_and_ends(p, &Picks { startup: a.startup.as_ref(), mix: a.mix.as_ref(), direction: a.direction.as_deref(), from: a.from.as_ref(), to: a.to.as_ref() }, &tcp, topo)?;
+    Ok(ArrivalSpec { name: a.name.clone(), rate: a.rate, start, stop, count: a.count, size, ends, tcp, mix })
+}
+
+/// How a `[[arrivals]]` or `[[users]]` table picks its startup algorithms and hosts.
+struct Picks<'a> {
+    startup: Option<&'a BTreeMap<String, serde_json::Value>>,
+    mix: Option<&'a Vec<BTreeMap<String, serde_json::Value>>>,
+    direction: Option<&'a str>,
+    from: Option<&'a Vec<String>>,
+    to: Option<&'a Vec<String>>,
+}
+
+/// The startup mix and the host-picking rule of `[[arrivals]]` or `[[users]]` at `p`.
+fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topology) -> R<(Vec<(StartupSpec, f64)>, ArrivalEnds)> {
+    let mix = match (&w.startup, &w.mix) {
         (Some(_), Some(_)) => return err(format!("{p}.mix"), "give either startup (one algorithm) or mix (several with shares), not both"),
         (None, Some(m)) => {
             if m.is_empty() {
@@ -404,7 +430,7 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
                     return err(format!("{q}.share"), format!("{share} is not valid; expected a probability above 0 and at most 1"));
                 }
                 let s = startup(&q, Some(&table), tcp.mss)?;
-                classic_startup_checks(&q, Some(&table), &s, &tcp)?;
+                classic_startup_checks(&q, Some(&table), &s, tcp)?;
                 if s.algorithm == "initial-start" {
                     return err(format!("{q}.algorithm"), "\"initial-start\" sets the initial window; give it as tcp.initial_window of a separate [[arrivals]]");
                 }
@@ -417,8 +443,8 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
             out
         }
         (startup_table, None) => {
-            let s = startup(&format!("{p}.startup"), startup_table.as_ref(), tcp.mss)?;
-            classic_startup_checks(&format!("{p}.startup"), startup_table.as_ref(), &s, &tcp)?;
+            let s = startup(&format!("{p}.startup"), *startup_table, tcp.mss)?;
+            classic_startup_checks(&format!("{p}.startup"), *startup_table, &s, tcp)?;
             if s.algorithm == "initial-start" {
                 return err(format!("{p}.startup.algorithm"), "\"initial-start\" sets the initial window; use tcp.initial_window in [[arrivals]]");
             }
@@ -427,10 +453,10 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
     };
     let ends = match topo {
         Topology::Dumbbell(_) => {
-            if a.from.is_some() || a.to.is_some() {
+            if w.from.is_some() || w.to.is_some() {
                 return err(format!("{p}.from"), "from/to are for kind = \"graph\"; a dumbbell draws s{i} and d{j} at random (see direction)");
             }
-            let (both_directions, reverse) = match a.direction.as_deref() {
+            let (both_directions, reverse) = match w.direction {
                 None | Some("forward") => (false, false),
                 Some("reverse") => (false, true),
                 Some("both") => (true, false),
@@ -439,7 +465,7 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
             ArrivalEnds::Dumbbell { both_directions, reverse }
         }
         Topology::Graph(g) => {
-            if a.direction.is_some() {
+            if w.direction.is_some() {
                 return err(format!("{p}.direction"), "is for kind = \"dumbbell\"; in a graph list the candidate hosts in from and to");
             }
             let hosts = |key: &str, names: Option<&Vec<String>>| -> R<Vec<usize>> {
@@ -457,7 +483,7 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
                     })
                     .collect()
             };
-            let (from, to) = (hosts("from", a.from.as_ref())?, hosts("to", a.to.as_ref())?);
+            let (from, to) = (hosts("from", w.from)?, hosts("to", w.to)?);
             let attach = |h: usize| -> Option<usize> {
                 let mut it = g.links.iter().filter_map(|l| match l.between {
                     [x, y] if x == h => Some(y),
@@ -474,7 +500,181 @@ fn arrival(p: &str, a: &raw::Arrivals, topo: &Topology, duration: Dur, names: &m
             ArrivalEnds::Graph { from, to }
         }
     };
-    Ok(ArrivalSpec { name: a.name.clone(), rate: a.rate, start, stop, count: a.count, size, ends, tcp, mix })
+    Ok((mix, ends))
+}
+
+/// One `[[users]]` group.
+fn user_group(p: &str, u: &raw::Users, topo: &Topology, duration: Dur, names: &mut std::collections::BTreeSet<String>, base: Option<&std::path::Path>) -> R<UserSpec> {
+    if u.name.is_empty() {
+        return err(format!("{p}.name"), "must not be empty");
+    }
+    if !names.insert(u.name.clone()) {
+        return err(format!("{p}.name"), format!("{:?} is already the name of a flow, arrival process or user group", u.name));
+    }
+    if !(1..=100_000).contains(&u.count) {
+        return err(format!("{p}.count"), format!("{} is not valid; expected a number of users from 1 to 100000", u.count));
+    }
+    let start = u.start.map_or(Dur::ZERO, |d| d.0);
+    let stop = u.stop.map_or(duration, |d| d.0);
+    if start >= duration {
+        return err(format!("{p}.start"), format!("{start} is not before the run's duration {duration}"));
+    }
+    if stop <= start || stop > duration {
+        return err(format!("{p}.stop"), format!("{stop} must be after start ({start}) and at most the run's duration {duration}"));
+    }
+    if u.transfers == Some(0) {
+        return err(format!("{p}.transfers"), "must be at least 1 (leave it out for no limit)");
+    }
+    let tcp = tcp(&format!("{p}.tcp"), u.tcp.clone().unwrap_or_default())?;
+    let size = size_dist(&format!("{p}.size"), &u.size, tcp.mss, base)?;
+    let think = think_law(&format!("{p}.think"), &u.think, base)?;
+    let persistent = match (u.connection.as_deref(), u.request) {
+        (None | Some("new"), None) => None,
+        (None | Some("new"), Some(_)) => return err(format!("{p}.request"), "only applies to connection = \"persistent\" (a new connection per transfer sends no request)"),
+        (Some("persistent"), None) => Some(DEFAULT_USER_REQUEST),
+        (Some("persistent"), Some(Amount::Bytes(b))) if (1..=65_535).contains(&b) => Some(b),
+        (Some("persistent"), Some(_)) => return err(format!("{p}.request"), "must be a size between 1B and 65535B (one packet)"),
+        (Some(other), _) => return err(format!("{p}.connection"), format!("{other:?} is not valid; expected \"new\" (a new connection per transfer) or \"persistent\" (one connection per user, a request per transfer)")),
+    };
+    let (mix, ends) = mix_and_ends(p, &Picks { startup: u.startup.as_ref(), mix: u.mix.as_ref(), direction: u.direction.as_deref(), from: u.from.as_ref(), to: u.to.as_ref() }, &tcp, topo)?;
+    Ok(UserSpec { name: u.name.clone(), count: u.count, start, stop, transfers: u.transfers, size, think, persistent, ends, tcp, mix })
+}
+
+/// The request of a persistent user's transfer when `request` is not given (a small HTTP GET).
+const DEFAULT_USER_REQUEST: u64 = 300;
+
+/// Reads connection vectors from a Parquet file: registered by the Python package (which reads
+/// Parquet with pyarrow) and returning the file as CSV text of the same columns.
+pub type TableReader = fn(&std::path::Path) -> Result<String, String>;
+
+static PARQUET_READER: std::sync::OnceLock<TableReader> = std::sync::OnceLock::new();
+
+/// Lets `[[replay]] file = "....parquet"` be read (the Python bindings register pyarrow's reader).
+pub fn set_parquet_reader(reader: TableReader) {
+    let _ = PARQUET_READER.set(reader);
+}
+
+/// The columns of a connection-vector file, in order (docs/REPLAY.md).
+pub const VECTOR_COLUMNS: [&str; 6] = ["connection", "start", "rtt_class", "request", "think", "response"];
+
+/// Parses a connection-vector CSV text: a header line of [`VECTOR_COLUMNS`], then one epoch per
+/// line; blank and `#` lines skipped. Errors name the line.
+pub fn parse_vectors(text: &str) -> Result<Vec<VectorConnection>, String> {
+    let mut out: Vec<VectorConnection> = Vec::new();
+    let mut header = false;
+    let mut seen = std::collections::BTreeSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = n + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if !header {
+            for (k, want) in VECTOR_COLUMNS.iter().enumerate() {
+                match cells.get(k) {
+                    Some(c) if c == want => {}
+                    Some(c) => return Err(format!("line {at}: column {} is {c:?}; expected the header {}", k + 1, VECTOR_COLUMNS.join(","))),
+                    None => return Err(format!("line {at}: the header lacks column {want:?}; expected {}", VECTOR_COLUMNS.join(","))),
+                }
+            }
+            if cells.len() > VECTOR_COLUMNS.len() {
+                return Err(format!("line {at}: {} columns; expected the {} of {}", cells.len(), VECTOR_COLUMNS.len(), VECTOR_COLUMNS.join(",")));
+            }
+            header = true;
+            continue;
+        }
+        if cells.len() != VECTOR_COLUMNS.len() {
+            return Err(format!("line {at}: {} fields; expected {} ({})", cells.len(), VECTOR_COLUMNS.len(), VECTOR_COLUMNS.join(",")));
+        }
+        let whole = |k: usize, min: u64| -> Result<u64, String> {
+            match cells[k].parse::<u64>() {
+                Ok(v) if v >= min => Ok(v),
+                _ => Err(format!("line {at}: {} = {:?} is not valid; expected a whole number of at least {min}", VECTOR_COLUMNS[k], cells[k])),
+            }
+        };
+        let secs = |k: usize| -> Result<Dur, String> {
+            match cells[k].parse::<f64>() {
+                Ok(v) if v.is_finite() && (0.0..=1e6).contains(&v) => Ok(Dur((v * 1e9).round() as u64)),
+                _ => Err(format!("line {at}: {} = {:?} is not valid; expected seconds from 0 to 1e6", VECTOR_COLUMNS[k], cells[k])),
+            }
+        };
+        let id = whole(0, 0)?;
+        let (start, class) = (secs(1)?, whole(2, 0)? as usize);
+        let epoch = (whole(3, 1)?, secs(4)?, whole(5, 1)?);
+        match out.last_mut() {
+            Some(c) if c.id == id => {
+                if c.start != start || c.rtt_class != class {
+                    return Err(format!("line {at}: connection {id} has start {start} and rtt_class {class} here but {} and {} on its first line; they must agree", c.start, c.rtt_class));
+                }
+                c.epochs.push(epoch);
+            }
+            _ => {
+                if !seen.insert(id) {
+                    return Err(format!("line {at}: connection {id} appeared before; the lines of a connection must be contiguous"));
+                }
+                out.push(VectorConnection { id, start, rtt_class: class, line: at, epochs: vec![epoch] });
+            }
+        }
+    }
+    if !header {
+        return Err(format!("has no header; expected {}", VECTOR_COLUMNS.join(",")));
+    }
+    if out.is_empty() {
+        return Err("has no epochs".into());
+    }
+    Ok(out)
+}
+
+/// One `[[replay]]` table.
+fn replay_group(p: &str, r: &raw::Replay, topo: &Topology, duration: Dur, names: &mut std::collections::BTreeSet<String>, base: Option<&std::path::Path>) -> R<ReplaySpec> {
+    if r.name.is_empty() {
+        return err(format!("{p}.name"), "must not be empty");
+    }
+    if !names.insert(r.name.clone()) {
+        return err(format!("{p}.name"), format!("{:?} is already the name of a flow, arrival process, user group or replay", r.name));
+    }
+    let Topology::Dumbbell(d) = topo else {
+        return err(format!("{p}.file"), "replays a vector file over a dumbbell (its rtt_class is the pair index); use kind = \"dumbbell\" with rtts = [...]");
+    };
+    let reverse = match r.direction.as_deref() {
+        None | Some("forward") => false,
+        Some("reverse") => true,
+        Some(other) => return err(format!("{p}.direction"), format!("{other:?} is not valid; expected \"forward\" (servers at s{{i}}) or \"reverse\" (servers at d{{i}})")),
+    };
+    let tcp = tcp(&format!("{p}.tcp"), r.tcp.clone().unwrap_or_default())?;
+    let startup = startup(&format!("{p}.startup"), r.startup.as_ref(), tcp.mss)?;
+    classic_startup_checks(&format!("{p}.startup"), r.startup.as_ref(), &startup, &tcp)?;
+    if startup.algorithm == "initial-start" {
+        return err(format!("{p}.startup.algorithm"), "\"initial-start\" sets the initial window; use tcp.initial_window in [[replay]]");
+    }
+    let path = match base {
+        Some(b) => b.join(&r.file),
+        None => std::path::PathBuf::from(&r.file),
+    };
+    let at = format!("{p}.file");
+    let text = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("csv") => std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(&at, format!("cannot read {}: {e}", path.display())))?,
+        Some("parquet") => match PARQUET_READER.get() {
+            Some(read) => read(&path).map_err(|m| ScenarioError::new(&at, format!("{}: {m}", path.display())))?,
+            None => return err(at, format!("{}: Parquet vector files are read through the Python package (startlab.replay); give a .csv file here", path.display())),
+        },
+        _ => return err(at, format!("{:?} is not a vector file; expected a .csv or .parquet file (docs/REPLAY.md)", r.file)),
+    };
+    let connections = parse_vectors(&text).map_err(|m| ScenarioError::new(&at, format!("{}: {m}", path.display())))?;
+    for c in &connections {
+        if c.rtt_class >= d.rtts.len() {
+            return err(at, format!("{}: line {}: connection {} has rtt_class {}, but the dumbbell has {} pairs (rtt_class 0 to {})", path.display(), c.line, c.id, c.rtt_class, d.rtts.len(), d.rtts.len() - 1));
+        }
+        if c.start >= duration {
+            return err(at, format!("{}: line {}: connection {} starts at {}, not before the run's duration {duration}", path.display(), c.line, c.id, c.start));
+        }
+        if c.epochs.len() > 1_000_000 {
+            return err(at, format!("{}: connection {} has {} epochs; at most 1000000", path.display(), c.id, c.epochs.len()));
+        }
+    }
+    let epochs = connections.iter().map(|c| c.epochs.len()).sum();
+    Ok(ReplaySpec { name: r.name.clone(), file: r.file.clone(), count: (connections.len(), epochs), connections, reverse, tcp, startup })
 }
 
 /// `size = { dist = ..., ... }` of an arrival process; packets are segments of `mss` bytes.
@@ -570,7 +770,7 @@ fn size_dist(p: &str, d: &raw::SizeDist, mss: u64, base: Option<&std::path::Path
                 None => std::path::PathBuf::from(&file),
             };
             let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.file"), format!("cannot read {}: {e}", path.display())))?;
-            let points = parse_cdf(&text).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
+            let points = parse_cdf(&text, CdfUnit::Bytes).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
             Ok(SizeSpec::Empirical { file, count: points.len(), points })
         }
         other => err(format!("{p}.dist"), format!("{other:?} is not a known size distribution; expected \"fixed\", \"exponential\", \"pareto\", \"zipf\", \"uniform\", \"lognormal\" or \"empirical\"")),
@@ -579,13 +779,21 @@ fn size_dist(p: &str, d: &raw::SizeDist, mss: u64, base: Option<&std::path::Path
 
 /// `think`: a duration (the mean of an exponential law, Scharf's model) or a table
 /// `{ dist = "exponential", mean }`, `{ dist = "fixed", value }`, `{ dist = "uniform", min, max }`.
-fn think_law(p: &str, v: &serde_json::Value) -> R<Think> {
+fn think_law(p: &str, v: &serde_json::Value, base: Option<&std::path::Path>) -> R<Think> {
     let dur = |key: &str, x: Option<&serde_json::Value>| -> R<Dur> {
         let at = if key.is_empty() { p.to_string() } else { format!("{p}.{key}") };
         match x {
             None => Err(missing(&at)),
             Some(serde_json::Value::String(t)) => startlab_units::parse_dur(t).map_err(|e| ScenarioError::new(at, format!("{t:?} is not valid; {e}"))),
             Some(other) => err(at, format!("{other} is not a duration; expected a string such as \"3s\"")),
+        }
+    };
+    let num = |key: &str, x: Option<&serde_json::Value>| -> R<f64> {
+        let at = format!("{p}.{key}");
+        match x {
+            None => Err(missing(&at)),
+            Some(serde_json::Value::Number(n)) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+            Some(other) => err(at, format!("{other} is not a number")),
         }
     };
     let table = match v {
@@ -601,27 +809,106 @@ fn think_law(p: &str, v: &serde_json::Value) -> R<Think> {
         "exponential" => &["mean"],
         "fixed" => &["value"],
         "uniform" => &["min", "max"],
-        other => return err(format!("{p}.dist"), format!("{other:?} is not a known think-time law; expected \"exponential\", \"fixed\" or \"uniform\"")),
+        "pareto" => &["mean", "shape", "cutoff"],
+        "lognormal" => &["mu", "sigma"],
+        "zipf" => &["exponent", "ranks", "unit"],
+        "empirical" => &["file"],
+        other => {
+            return err(
+                format!("{p}.dist"),
+                format!("{other:?} is not a known think-time law; expected \"exponential\", \"fixed\", \"uniform\", \"pareto\", \"lognormal\", \"zipf\" or \"empirical\""),
+            )
+        }
     };
     if let Some(k) = table.keys().find(|k| *k != "dist" && !keys.contains(&k.as_str())) {
         return err(format!("{p}.{k}"), format!("is not a key of dist = {dist:?}; it takes {}", keys.join(", ")));
     }
+    let positive = |key: &str| -> R<u64> {
+        let d = dur(key, table.get(key))?;
+        if d == Dur::ZERO {
+            return err(format!("{p}.{key}"), "must be above 0s");
+        }
+        Ok(d.as_nanos())
+    };
+    // The laws other than exponential, fixed and uniform are size laws over nanoseconds.
     Ok(match dist {
         "exponential" => Think::Mean(dur("mean", table.get("mean"))?),
         "fixed" => Think::Fixed(dur("value", table.get("value"))?),
-        _ => {
+        "uniform" => {
             let (min, max) = (dur("min", table.get("min"))?, dur("max", table.get("max"))?);
             if max < min {
                 return err(format!("{p}.max"), format!("{max} is below min = {min}; expected max >= min"));
             }
             Think::Uniform { min, max }
         }
+        "pareto" => {
+            let mean = positive("mean")?;
+            let shape = num("shape", table.get("shape"))?;
+            if !(shape > 0.0 && shape.is_finite()) {
+                return err(format!("{p}.shape"), format!("{shape} is not valid; expected a positive number"));
+            }
+            let cutoff = positive("cutoff")?;
+            if mean >= cutoff {
+                return err(format!("{p}.cutoff"), format!("must be above the mean ({})", Dur(mean)));
+            }
+            Think::Law(SizeSpec::Pareto { mean, shape, cutoff })
+        }
+        "lognormal" => {
+            let mu = num("mu", table.get("mu"))?;
+            if !(mu.is_finite() && (-20.0..=10.0).contains(&mu)) {
+                return err(format!("{p}.mu"), format!("{mu} is not valid; expected the mean of ln(seconds), -20 to 10"));
+            }
+            let sigma = num("sigma", table.get("sigma"))?;
+            if !(sigma.is_finite() && sigma > 0.0 && sigma <= 10.0) {
+                return err(format!("{p}.sigma"), format!("{sigma} is not valid; expected a standard deviation of ln(seconds) above 0, at most 10"));
+            }
+            // ln(ns) = ln(s) + ln(1e9).
+            Think::Law(SizeSpec::Lognormal { mu: mu + 1e9f64.ln(), sigma })
+        }
+        "zipf" => {
+            let exponent = num("exponent", table.get("exponent"))?;
+            if !(exponent > 0.0 && exponent.is_finite()) {
+                return err(format!("{p}.exponent"), format!("{exponent} is not valid; expected a positive number"));
+            }
+            let ranks = num("ranks", table.get("ranks"))?;
+            if !(ranks.fract() == 0.0 && (1.0..=1e6).contains(&ranks)) {
+                return err(format!("{p}.ranks"), "must be a whole number between 1 and 1000000");
+            }
+            Think::Law(SizeSpec::Zipf { exponent, ranks: ranks as u64, unit: positive("unit")? })
+        }
+        _ => {
+            let file = match table.get("file") {
+                Some(serde_json::Value::String(f)) => f.clone(),
+                Some(other) => return err(format!("{p}.file"), format!("{other} is not a file name")),
+                None => return Err(missing(&format!("{p}.file"))),
+            };
+            let path = match base {
+                Some(b) => b.join(&file),
+                None => std::path::PathBuf::from(&file),
+            };
+            let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.file"), format!("cannot read {}: {e}", path.display())))?;
+            let points = parse_cdf(&text, CdfUnit::Seconds).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
+            Think::Law(SizeSpec::Empirical { file, count: points.len(), points })
+        }
     })
+}
+
+/// What the first column of an empirical CDF file holds.
+#[derive(Clone, Copy, PartialEq)]
+enum CdfUnit {
+    /// Whole bytes.
+    Bytes,
+    /// Seconds (a decimal number), kept as nanoseconds.
+    Seconds,
 }
 
 /// An empirical CDF file: one `bytes,probability` point per line (blank lines and `#` comments
 /// skipped), bytes a whole number, both non-decreasing, probabilities in [0, 1] and the last 1.
-fn parse_cdf(text: &str) -> Result<Vec<(u64, f64)>, String> {
+fn parse_cdf(text: &str, unit: CdfUnit) -> Result<Vec<(u64, f64)>, String> {
+    let (what, example) = match unit {
+        CdfUnit::Bytes => ("bytes", "1500,0.25"),
+        CdfUnit::Seconds => ("seconds", "0.5,0.25"),
+    };
     let mut points: Vec<(u64, f64)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -629,23 +916,30 @@ fn parse_cdf(text: &str) -> Result<Vec<(u64, f64)>, String> {
             continue;
         }
         let at = n + 1;
-        let (b, q) = line.split_once(',').ok_or_else(|| format!("line {at}: {line:?} is not a point; expected \"bytes,probability\" such as \"1500,0.25\""))?;
-        let bytes: u64 = b.trim().parse().map_err(|_| format!("line {at}: {:?} is not a whole number of bytes", b.trim()))?;
+        let (b, q) = line.split_once(',').ok_or_else(|| format!("line {at}: {line:?} is not a point; expected \"{what},probability\" such as \"{example}\""))?;
+        let bytes: u64 = match unit {
+            CdfUnit::Bytes => b.trim().parse().map_err(|_| format!("line {at}: {:?} is not a whole number of bytes", b.trim()))?,
+            CdfUnit::Seconds => match b.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && (0.0..=1e6).contains(&x) => (x * 1e9).round() as u64,
+                _ => return Err(format!("line {at}: {:?} is not a number of seconds (0 to 1e6)", b.trim())),
+            },
+        };
         let p: f64 = q.trim().parse().map_err(|_| format!("line {at}: {:?} is not a probability", q.trim()))?;
         if !(0.0..=1.0).contains(&p) {
             return Err(format!("line {at}: probability {p} is outside 0 to 1"));
         }
         if let Some(&(pb, pp)) = points.last() {
             if bytes < pb || p < pp {
-                return Err(format!("line {at}: ({bytes}, {p}) goes back from ({pb}, {pp}); bytes and probabilities must not decrease (a CDF is monotone)"));
+                let show = |v: u64| if unit == CdfUnit::Seconds { format!("{}", v as f64 / 1e9) } else { v.to_string() };
+                return Err(format!("line {at}: ({}, {p}) goes back from ({}, {pp}); {what} and probabilities must not decrease (a CDF is monotone)", show(bytes), show(pb)));
             }
         }
         points.push((bytes, p));
     }
     match points.last() {
-        None => Err("has no points; expected \"bytes,probability\" lines".into()),
+        None => Err(format!("has no points; expected \"{what},probability\" lines")),
         Some(&(_, p)) if p != 1.0 => Err(format!("its last probability is {p}; a CDF must end at 1")),
-        Some(&(0, _)) => Err("its largest size is 0 bytes; sizes must reach at least 1".into()),
+        Some(&(0, _)) if unit == CdfUnit::Bytes => Err("its largest size is 0 bytes; sizes must reach at least 1".into()),
         Some(_) => Ok(points),
     }
 }
@@ -732,7 +1026,9 @@ fn topology(t: &raw::Topology, flows: u64) -> R<Topology> {
             let pairs = match t.pairs {
                 Some(0) => return err("topology.pairs", "must be at least 1"),
                 Some(p) => p,
-                None => flows.max(1),
+                // Without [[flows]] (users, arrivals or a replay only), one pair per listed RTT.
+                None if flows == 0 => t.rtts.as_ref().map_or(1, |v| v.len().max(1) as u64),
+                None => flows,
             } as usize;
             if pairs > 1_000_000 {
                 return err("topology.pairs", "at most 1000000 pairs");
@@ -926,6 +1222,15 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
 /// the registry's kinds cannot say. `t` is the flow's `startup` table as written.
 fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, s: &StartupSpec, tcp: &TcpSpec) -> R<()> {
     let infinite = tcp.initial_ssthresh == SsthreshSpec::Infinite;
+    // Per-response fast startups (docs/algorithms/quick-start.md, jump-start.md, more-start.md).
+    let tcp_path = p.strip_suffix(".startup").or_else(|| p.rsplit_once(".mix[").map(|(head, _)| head)).unwrap_or(p);
+    if (tcp.startup_after_idle || tcp.startup_min_response > 0) && !matches!(s.algorithm, "quick-start" | "jump-start" | "more-start") {
+        let key = if tcp.startup_after_idle { "startup_after_idle" } else { "startup_min_response" };
+        return err(
+            format!("{tcp_path}.tcp.{key}"),
+            format!("applies to the fast startups quick-start, jump-start and more-start, not {:?} (Initial-Start's window returns after idle by the RFC 5681 restart, min(IW, cwnd))", s.algorithm),
+        );
+    }
     match s.algorithm {
         "lss" if s.bytes("max_ssthresh") == 0 => err(format!("{p}.max_ssthresh"), "must be positive"),
         "abc" if s.integer("l") == 0 => err(format!("{p}.l"), "must be at least 1 (L = 0 would stop slow start)"),
@@ -1169,5 +1474,12 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         linux_ss_clamp: t.linux_ss_clamp.unwrap_or(false),
         newreno_impatient,
         idle_restart,
+        startup_after_idle: t.startup_after_idle.unwrap_or(false),
+        startup_min_response: match t.startup_min_response {
+            None => 0,
+            Some(Amount::Bytes(b)) => b,
+            Some(Amount::Pkts(n)) => n.saturating_mul(mss),
+            Some(Amount::Keyword(k)) => return err(format!("{p}.startup_min_response"), format!("{k:?} is not a size; expected bytes (\"10kB\") or packets (\"7pkt\")")),
+        },
     })
 }

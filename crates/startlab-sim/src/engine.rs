@@ -25,6 +25,8 @@ pub enum Source {
     Cross(u32),
     /// A flow's client sends its next request (request/response applications).
     Request(u32),
+    /// A `[[users]]` user on a new connection per transfer starts its next transfer.
+    UserNext(u32),
 }
 
 /// The pending-event heap.

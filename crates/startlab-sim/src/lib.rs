@@ -34,6 +34,6 @@ mod sim;
 pub mod trace;
 pub mod workload;
 
-pub use metrics::{FlowResult, LinkResult, ProbePacketResult, ProbeTrainResult, ResponseResult, Results};
+pub use metrics::{FlowResult, LinkResult, ProbePacketResult, ProbeTrainResult, ResponseResult, Results, TransferResult};
 pub use sim::{BuildError, EngineStats, Simulation};
 pub use startlab_units::{Dur, Time};

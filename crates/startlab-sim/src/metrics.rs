@@ -114,6 +114,93 @@ pub struct FlowResult {
     pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
+/// A transfer of a `[[users]]` user as the engine keeps it (numbers only; names are attached
+/// when the results are built).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TransferRow {
+    pub group: u32,
+    pub user: u32,
+    pub flow: u32,
+    pub transfer: u64,
+    pub persistent: bool,
+    pub size: u64,
+    pub think: f64,
+    pub start: f64,
+    pub completion_time: Option<f64>,
+    pub completed: bool,
+    pub throughput: Option<f64>,
+    pub su_time: Option<f64>,
+    pub su_throughput: Option<f64>,
+    pub su_loss: Option<f64>,
+    pub exit_reason: Option<String>,
+    pub exit_cwnd_pkts: Option<f64>,
+    pub overshoot: Option<f64>,
+    pub time_to_90: Option<f64>,
+    pub packets_sent: u64,
+    pub retransmissions: u64,
+    pub drops: u64,
+    pub timeouts: u64,
+}
+
+/// One transfer of a `[[users]]` user (docs/RESULTS.md). On a new connection per transfer the
+/// startup metrics are the connection's, defined as for `flows`; on a persistent connection the
+/// counts are the transfer's own and the startup metrics appear on its first transfer only.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TransferResult {
+    /// The `[[users]]` group.
+    pub user: String,
+    /// User number within the group, from 0.
+    pub user_index: u64,
+    /// The user's flow slot (`group/user`; traces name it).
+    pub flow: String,
+    /// Transfer number of the user, from 0.
+    pub transfer: u64,
+    /// `new` (a connection per transfer) or `persistent`.
+    pub connection: String,
+    /// Bytes (for `persistent`, the response).
+    pub size: u64,
+    /// The think time before it, s.
+    pub think: f64,
+    /// When it began (the connection opened, or the request left the client), s.
+    pub start: f64,
+    /// From `start` to completion (the last byte ACKed for `new`; the last byte at the client for
+    /// `persistent`), s.
+    pub completion_time: Option<f64>,
+    /// Whether it completed before the run ended.
+    pub completed: bool,
+    /// bit/s: size over the time from the first data segment to completion (`new`, Barakat's
+    /// per-transfer throughput) or over `completion_time` (`persistent`).
+    pub throughput: Option<f64>,
+    /// s.
+    pub su_time: Option<f64>,
+    /// bit/s.
+    pub su_throughput: Option<f64>,
+    /// Ratio.
+    pub su_loss: Option<f64>,
+    /// Startup exit reason.
+    pub exit_reason: Option<String>,
+    /// Segments.
+    pub exit_cwnd_pkts: Option<f64>,
+    /// exit_cwnd / bdp.
+    pub overshoot: Option<f64>,
+    /// s.
+    pub time_to_90: Option<f64>,
+    /// Packets.
+    pub packets_sent: u64,
+    /// Packets.
+    pub retransmissions: u64,
+    /// Packets.
+    pub drops: u64,
+    /// Count.
+    pub timeouts: u64,
+    /// Ratio: dropped / sent.
+    pub loss_rate: Option<f64>,
+    /// Ratio: unique / sent packets (Barakat's retransmission ratio, 1 is best).
+    pub retransmission_ratio: Option<f64>,
+    /// Inside the measurement window (`[measure]`, by `start`).
+    pub measured: bool,
+}
+
 /// One row of the per-link-direction table.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LinkResult {
@@ -225,6 +312,8 @@ pub struct Results<'a> {
     pub links: Vec<LinkResult>,
     /// Per finished request/response exchange.
     pub responses: Vec<ResponseResult>,
+    /// Per transfer of every `[[users]]` user.
+    pub transfers: Vec<TransferResult>,
     /// Per train of every packet-train probe.
     pub probes: Vec<ProbeTrainResult>,
     /// Per packet of every packet-train probe.
@@ -279,6 +368,71 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// The `[[users]]` transfers: those that ended, then those in progress, ordered by group,
+    /// user and transfer; `measured` by `[measure]` applied to their start times.
+    fn transfer_results(&self, end: Time, warmup_end: Option<f64>) -> Vec<TransferResult> {
+        let mut rows: Vec<&TransferRow> = self.transfers.iter().collect();
+        let live: Vec<TransferRow> = (0..self.flows.len()).filter_map(|i| self.transfer_row(i, end, true)).collect();
+        rows.extend(live.iter());
+        rows.sort_by_key(|r| (r.group, r.user, r.transfer));
+        let endf = end.as_secs_f64();
+        let warmup = match self.scenario.measure.window {
+            MeasureWindow::Warmup { warmup: None, .. } if self.flows.iter().all(|f| f.user.is_some()) => {
+                auto_warmup(&rows.iter().map(|r| (r.start, r.completion_time.map_or(endf, |c| r.start + c))).collect::<Vec<_>>(), endf)
+            }
+            MeasureWindow::Warmup { warmup: Some(w), .. } => Some(w.as_secs_f64()),
+            _ => warmup_end,
+        };
+        let mut out: Vec<TransferResult> = rows
+            .into_iter()
+            .map(|r| {
+                let measured = match self.scenario.measure.window {
+                    MeasureWindow::All => true,
+                    MeasureWindow::Time { from, to } => r.start >= from.as_secs_f64() && r.start < to.as_secs_f64(),
+                    MeasureWindow::Warmup { .. } => warmup.is_some_and(|w| r.start >= w),
+                };
+                TransferResult {
+                    user: self.scenario.users[r.group as usize].name.clone(),
+                    user_index: r.user as u64,
+                    flow: self.flows[r.flow as usize].name.clone(),
+                    transfer: r.transfer,
+                    connection: if r.persistent { "persistent" } else { "new" }.to_string(),
+                    size: r.size,
+                    think: r.think,
+                    start: r.start,
+                    completion_time: r.completion_time,
+                    completed: r.completed,
+                    throughput: r.throughput.or_else(|| r.completion_time.filter(|&c| r.persistent && c > 0.0).map(|c| r.size as f64 * 8.0 / c)),
+                    su_time: r.su_time,
+                    su_throughput: r.su_throughput,
+                    su_loss: r.su_loss,
+                    exit_reason: r.exit_reason.clone(),
+                    exit_cwnd_pkts: r.exit_cwnd_pkts,
+                    overshoot: r.overshoot,
+                    time_to_90: r.time_to_90,
+                    packets_sent: r.packets_sent,
+                    retransmissions: r.retransmissions,
+                    drops: r.drops,
+                    timeouts: r.timeouts,
+                    loss_rate: ratio(r.drops, r.packets_sent),
+                    retransmission_ratio: ratio(r.packets_sent - r.retransmissions, r.packets_sent),
+                    measured,
+                }
+            })
+            .collect();
+        if let MeasureWindow::Warmup { flows: Some(n), .. } = self.scenario.measure.window {
+            // The first n measured transfers by start.
+            let mut order: Vec<usize> = (0..out.len()).filter(|&i| out[i].measured).collect();
+            order.sort_by(|&a, &b| out[a].start.total_cmp(&out[b].start).then(a.cmp(&b)));
+            for &i in order.iter().skip(n as usize) {
+                out[i].measured = false;
+            }
+        }
+        out
+    }
+}
+
 /// Seconds per sample of the active-flow count when finding the warm-up automatically.
 const WARMUP_WINDOW: f64 = 5.0;
 
@@ -313,120 +467,184 @@ fn secs(t: Time) -> f64 {
 }
 
 impl Simulation {
+    /// The per-flow row of flow `i`, the run taken to end at `end` where it has not finished.
+    pub(crate) fn flow_row(&self, i: usize, end: Time) -> FlowResult {
+        let fl = &self.flows[i];
+        let spec = &self.specs[i];
+        let s = fl.sender.stats();
+        let cc = fl.sender.cc();
+        let mss = spec.tcp.mss;
+        let t0 = fl.sender.first_data_time();
+        let complete = fl.sender.completed_at();
+        // t_su: first entry into CA outside recovery; a flow that completes (or whose run ends)
+        // before then gets t_su = t_complete (or the end) and left_startup = false.
+        let (t_su, left) = match (cc.entered_ca(), complete) {
+            (Some(ca), Some(c)) if c < ca => (Some(c), false),
+            (Some(ca), _) => (Some(ca.max(t0.unwrap_or(ca))), true),
+            (None, Some(c)) => (Some(c), false),
+            (None, None) => (t0.map(|_| end), false),
+        };
+        let su_time = match (t0, t_su) {
+            (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
+            _ => None,
+        };
+        let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.sender.snd_una() };
+        let su_throughput = su_time.filter(|&t| t > 0.0).map(|t| acked_at_su as f64 * 8.0 / t);
+        let exit = cc.startup_exit();
+        let exit_reason = match (exit, complete) {
+            (Some(e), _) => e.reason.as_str().to_string(),
+            (None, Some(_)) => "completed".to_string(),
+            (None, None) => "not-exited".to_string(),
+        };
+        let bdp = fl.available.map(|a| a / 8.0 * fl.base_rtt.as_secs_f64());
+        let exit_cwnd = exit.map(|e| e.cwnd);
+        let elapsed_end = complete.unwrap_or(end);
+        let elapsed = t0.map(|t| (elapsed_end - t).as_secs_f64()).filter(|&e| e > 0.0);
+        let throughput = match (complete, spec.size) {
+            (Some(_), Some(size)) => elapsed.map(|e| size as f64 * 8.0 / e),
+            _ => elapsed.map(|e| fl.sender.snd_una() as f64 * 8.0 / e),
+        };
+        let goodput = elapsed.map(|e| fl.receiver.delivered().min(spec.size.unwrap_or(u64::MAX)) as f64 * 8.0 / e);
+        let unique = s.packets_sent - s.retransmissions;
+        FlowResult {
+            flow: fl.name.clone(),
+            group: self.groups[i].map(|g| self.group_names[g as usize].clone()),
+            src: self.net.nodes[fl.src as usize].clone(),
+            dst: self.net.nodes[fl.dst as usize].clone(),
+            start: secs(fl.opened),
+            measured: false,
+            startup: cc.startup_name().to_string(),
+            congestion_avoidance: cc.avoidance_name().to_string(),
+            recovery: spec.tcp.recovery_name().to_string(),
+            mss,
+            size: spec.size,
+            t0: t0.map(secs),
+            t_su: t_su.map(secs),
+            left_startup: left,
+            su_time,
+            su_throughput,
+            su_loss: ratio(fl.m.dropped_startup, fl.m.sent_startup),
+            loss_in_startup: ratio(fl.m.dropped_startup, s.packets_sent),
+            startup_exit_time: exit.map(|e| secs(e.time)),
+            exit_reason,
+            exit_cwnd,
+            exit_cwnd_pkts: exit_cwnd.map(|c| c / mss as f64),
+            overshoot: match (exit_cwnd, bdp) {
+                (Some(c), Some(b)) if b > 0.0 => Some(c / b),
+                _ => None,
+            },
+            bdp,
+            base_rtt: fl.base_rtt.as_secs_f64(),
+            available_rate: fl.available,
+            time_to_90: match (fl.m.t90, t0) {
+                (Some(t), Some(t0)) => Some((t - t0).as_secs_f64()),
+                _ => None,
+            },
+            early_peak_queue: t0.map(|_| fl.m.early_peak),
+            early_losses: t0.map(|_| fl.m.early_losses),
+            throughput,
+            goodput,
+            loss_rate: ratio(fl.m.dropped, s.packets_sent),
+            retransmission_ratio: ratio(unique, s.packets_sent),
+            completion_time: match (complete, t0) {
+                (Some(c), Some(t0)) => Some((c - t0).as_secs_f64()),
+                _ => None,
+            },
+            completed: complete.is_some(),
+            bytes_acked: fl.sender.snd_una(),
+            bytes_delivered: fl.receiver.delivered(),
+            packets_sent: s.packets_sent,
+            retransmissions: s.retransmissions,
+            drops: fl.m.dropped,
+            impairment_drops: fl.m.impairment_drops,
+            timeouts: s.timeouts,
+            fast_retransmits: s.fast_retransmits,
+            ecn_marks: fl.m.ecn_marks,
+            ecn_reductions: s.ecn_reductions,
+            final_cwnd: cc.cwnd(),
+            final_cwnd_pkts: cc.cwnd() / mss as f64,
+            srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
+            startup_details: cc
+                .startup_report()
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Detail::Num(x) => serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number),
+                        Detail::Text(t) => serde_json::Value::String(t.to_string()),
+                    };
+                    (k.to_string(), v)
+                })
+                .collect(),
+        }
+    }
+
+    /// The row of user slot `i`'s current transfer (`None` when it has none in progress or
+    /// finished since the last row: a persistent user thinking, or a user that never started).
+    /// `live`: for the results of the run so far (a persistent user's row only while its request
+    /// is outstanding); otherwise the transfer just finished.
+    pub(crate) fn transfer_row(&self, i: usize, end: Time, live: bool) -> Option<TransferRow> {
+        let fl = &self.flows[i];
+        let u = fl.user.as_ref()?;
+        if u.k == 0 {
+            return None;
+        }
+        let r = self.flow_row(i, end);
+        let began = u.began.as_secs_f64();
+        let mut row = TransferRow {
+            group: u.group,
+            user: u.user,
+            flow: i as u32,
+            transfer: u.k - 1,
+            persistent: u.persistent,
+            size: u.size,
+            think: u.think_before.as_secs_f64(),
+            start: began,
+            completion_time: None,
+            completed: false,
+            throughput: None,
+            su_time: r.su_time,
+            su_throughput: r.su_throughput,
+            su_loss: r.su_loss,
+            exit_reason: Some(r.exit_reason),
+            exit_cwnd_pkts: r.exit_cwnd_pkts,
+            overshoot: r.overshoot,
+            time_to_90: r.time_to_90,
+            packets_sent: r.packets_sent,
+            retransmissions: r.retransmissions,
+            drops: r.drops,
+            timeouts: r.timeouts,
+        };
+        if u.persistent {
+            let app = fl.app.as_ref()?;
+            // The request in progress (or the response just completed: the caller fills in its
+            // completion time).
+            if live && !app.awaiting {
+                return None;
+            }
+            let (sent, rtx, rto, drops) = u.at_start;
+            row.packets_sent -= sent;
+            row.retransmissions -= rtx;
+            row.timeouts -= rto;
+            row.drops -= drops;
+            if u.k > 1 {
+                // The connection's startup ran during its first transfer.
+                (row.su_time, row.su_throughput, row.su_loss, row.exit_reason, row.exit_cwnd_pkts, row.overshoot, row.time_to_90) = (None, None, None, None, None, None, None);
+            }
+        } else {
+            row.completed = r.completed;
+            row.completion_time = r.completion_time.zip(r.t0).map(|(c, t0)| c + t0 - began);
+            row.throughput = if r.completed { r.throughput } else { None };
+        }
+        Some(row)
+    }
+
     /// The results. Call after the run finished ([`Simulation::run`]); before that the figures
     /// describe the run so far with its end at the current time.
     pub fn results(&self) -> Results<'_> {
         let end = self.now();
         let dur = self.end().as_secs_f64();
-        let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, fl) in self.flows.iter().enumerate() {
-            let spec = &self.specs[i];
-            let s = fl.sender.stats();
-            let cc = fl.sender.cc();
-            let mss = spec.tcp.mss;
-            let t0 = fl.sender.first_data_time();
-            let complete = fl.sender.completed_at();
-            // t_su: first entry into CA outside recovery; a flow that completes (or whose run ends)
-            // before then gets t_su = t_complete (or the end) and left_startup = false.
-            let (t_su, left) = match (cc.entered_ca(), complete) {
-                (Some(ca), Some(c)) if c < ca => (Some(c), false),
-                (Some(ca), _) => (Some(ca.max(t0.unwrap_or(ca))), true),
-                (None, Some(c)) => (Some(c), false),
-                (None, None) => (t0.map(|_| end), false),
-            };
-            let su_time = match (t0, t_su) {
-                (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-                _ => None,
-            };
-            let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.sender.snd_una() };
-            let su_throughput = su_time.filter(|&t| t > 0.0).map(|t| acked_at_su as f64 * 8.0 / t);
-            let exit = cc.startup_exit();
-            let exit_reason = match (exit, complete) {
-                (Some(e), _) => e.reason.as_str().to_string(),
-                (None, Some(_)) => "completed".to_string(),
-                (None, None) => "not-exited".to_string(),
-            };
-            let bdp = fl.available.map(|a| a / 8.0 * fl.base_rtt.as_secs_f64());
-            let exit_cwnd = exit.map(|e| e.cwnd);
-            let elapsed_end = complete.unwrap_or(end);
-            let elapsed = t0.map(|t| (elapsed_end - t).as_secs_f64()).filter(|&e| e > 0.0);
-            let throughput = match (complete, spec.size) {
-                (Some(_), Some(size)) => elapsed.map(|e| size as f64 * 8.0 / e),
-                _ => elapsed.map(|e| fl.sender.snd_una() as f64 * 8.0 / e),
-            };
-            let goodput = elapsed.map(|e| fl.receiver.delivered().min(spec.size.unwrap_or(u64::MAX)) as f64 * 8.0 / e);
-            let unique = s.packets_sent - s.retransmissions;
-            flows.push(FlowResult {
-                flow: fl.name.clone(),
-                group: self.groups[i].map(|g| self.scenario.arrivals[g as usize].name.clone()),
-                src: self.net.nodes[fl.src as usize].clone(),
-                dst: self.net.nodes[fl.dst as usize].clone(),
-                start: secs(fl.opened),
-                measured: false,
-                startup: cc.startup_name().to_string(),
-                congestion_avoidance: cc.avoidance_name().to_string(),
-                recovery: spec.tcp.recovery_name().to_string(),
-                mss,
-                size: spec.size,
-                t0: t0.map(secs),
-                t_su: t_su.map(secs),
-                left_startup: left,
-                su_time,
-                su_throughput,
-                su_loss: ratio(fl.m.dropped_startup, fl.m.sent_startup),
-                loss_in_startup: ratio(fl.m.dropped_startup, s.packets_sent),
-                startup_exit_time: exit.map(|e| secs(e.time)),
-                exit_reason,
-                exit_cwnd,
-                exit_cwnd_pkts: exit_cwnd.map(|c| c / mss as f64),
-                overshoot: match (exit_cwnd, bdp) {
-                    (Some(c), Some(b)) if b > 0.0 => Some(c / b),
-                    _ => None,
-                },
-                bdp,
-                base_rtt: fl.base_rtt.as_secs_f64(),
-                available_rate: fl.available,
-                time_to_90: match (fl.m.t90, t0) {
-                    (Some(t), Some(t0)) => Some((t - t0).as_secs_f64()),
-                    _ => None,
-                },
-                early_peak_queue: t0.map(|_| fl.m.early_peak),
-                early_losses: t0.map(|_| fl.m.early_losses),
-                throughput,
-                goodput,
-                loss_rate: ratio(fl.m.dropped, s.packets_sent),
-                retransmission_ratio: ratio(unique, s.packets_sent),
-                completion_time: match (complete, t0) {
-                    (Some(c), Some(t0)) => Some((c - t0).as_secs_f64()),
-                    _ => None,
-                },
-                completed: complete.is_some(),
-                bytes_acked: fl.sender.snd_una(),
-                bytes_delivered: fl.receiver.delivered(),
-                packets_sent: s.packets_sent,
-                retransmissions: s.retransmissions,
-                drops: fl.m.dropped,
-                impairment_drops: fl.m.impairment_drops,
-                timeouts: s.timeouts,
-                fast_retransmits: s.fast_retransmits,
-                ecn_marks: fl.m.ecn_marks,
-                ecn_reductions: s.ecn_reductions,
-                final_cwnd: cc.cwnd(),
-                final_cwnd_pkts: cc.cwnd() / mss as f64,
-                srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
-                startup_details: cc
-                    .startup_report()
-                    .into_iter()
-                    .map(|(k, v)| {
-                        let v = match v {
-                            Detail::Num(x) => serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number),
-                            Detail::Text(t) => serde_json::Value::String(t.to_string()),
-                        };
-                        (k.to_string(), v)
-                    })
-                    .collect(),
-            });
-        }
+        let flows_built: Vec<FlowResult> = (0..self.flows.len()).filter(|&i| self.flows[i].user.is_none()).map(|i| self.flow_row(i, end)).collect();
+        let mut flows = flows_built;
         let links = self
             .net
             .channels
@@ -520,7 +738,9 @@ impl Simulation {
                 train_rate,
             });
         }
+        let transfers = self.transfer_results(end, warmup_end);
         Results {
+            transfers,
             probes,
             probe_packets,
             responses,

@@ -65,6 +65,9 @@ pub struct Packet {
     pub ttl: u8,
     /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
     pub qs: Option<QsRequest>,
+    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
+    /// after another; a packet of an earlier one reaching an endpoint is discarded).
+    pub conn: u32,
 }
 
 /// Packets live here, reused through a free list: no allocation per packet once warm.
@@ -135,8 +138,14 @@ pub struct Channel {
     /// Counters.
     pub stats: ChannelStats,
     last_change: Time,
-    /// Flows whose early window watches this queue: (window end, flow).
-    pub early_watch: Vec<(Time, u32)>,
+    /// Flows whose early window watches this queue: (window end, flow, peak occupancy so far).
+    pub early_watch: Vec<(Time, u32, u64)>,
+    /// The largest occupancy since the watch list's peaks were last brought up to date (0:
+    /// none): occupancy rises on every enqueue but the watch list changes only when a flow starts
+    /// or its early window ends, so the peaks are updated then, not per packet.
+    pub early_acc: u64,
+    /// The earliest end of an early window in `early_watch`.
+    pub early_next_end: Time,
     /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
     pub imp: Option<Box<Impairment>>,
     /// RED admission and its own random stream (`None`: drop-tail).
@@ -215,6 +224,8 @@ impl Channel {
             stats: ChannelStats::default(),
             last_change: Time::ZERO,
             early_watch: Vec::new(),
+            early_acc: 0,
+            early_next_end: Time(u64::MAX),
             imp: None,
             red: None,
         }

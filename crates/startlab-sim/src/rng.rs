@@ -35,6 +35,14 @@ pub enum Component {
     AppThink = 16,
     /// A RED queue's drop/mark decisions (instance = channel index).
     Red = 5,
+    /// Transfer sizes of a `[[users]]` user (instance = group << 32 | user).
+    UserSizes = 17,
+    /// Think times of a `[[users]]` user.
+    UserThink = 18,
+    /// Hosts of the users of a `[[users]]` group (instance = group).
+    UserEnds = 19,
+    /// Startup algorithm choice of the users of a `[[users]]` group.
+    UserMix = 20,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

@@ -90,40 +90,150 @@ pub(crate) struct FlowState {
     pub opened: Time,
     /// A request/response application, if the flow runs one.
     pub app: Option<AppState>,
+    /// The slot's current connection (see `Packet::conn`).
+    pub conn: u32,
+    /// The user running on this slot (`[[users]]`).
+    pub user: Option<Box<UserState>>,
 }
 
-/// A request/response application: responses and think times drawn at build time.
+/// A request/response application: its exchanges drawn at build time (`[[flows]]` apps), read
+/// from a vector file (`[[replay]]`), or drawn one at a time (persistent `[[users]]`).
 pub(crate) struct AppState {
-    /// Response sizes as drawn (bytes).
+    /// Response sizes (bytes) of every exchange; empty for a user (see `current`).
     pub sizes: Vec<u64>,
     /// Think time before each request.
     thinks: Vec<Dur>,
-    /// Request size on the wire.
+    /// Request bytes of each exchange (`[[replay]]`); empty: `request` for every exchange.
+    requests: Vec<u64>,
+    /// Request size on the wire when `requests` is empty.
     request: u32,
+    /// A user's current exchange: (response bytes, think before its request).
+    current: Option<(u64, Dur)>,
     /// The exchange in progress or next.
     next: usize,
     /// Requests the server has answered.
     answered: usize,
     /// The current request has left the client (a resend keeps its time).
-    awaiting: bool,
+    pub awaiting: bool,
     /// When its request (first copy) left the client.
     requested_at: Time,
     /// The receiver has the whole response once it has delivered this many bytes.
     end: u64,
-    /// (request time, response time) of each finished exchange, s.
+    /// The client's retry timer for a lost request is set for this time.
+    retry_at: Option<Time>,
+    /// Parts of request `answered` the server has (a request longer than one MSS travels as
+    /// several packets).
+    parts: Vec<bool>,
+    /// (request time, response time) of each finished exchange, s (users stream rows instead).
     pub done: Vec<(f64, f64)>,
 }
 
 impl AppState {
+    fn new(sizes: Vec<u64>, thinks: Vec<Dur>, requests: Vec<u64>, request: u32) -> AppState {
+        AppState { sizes, thinks, requests, request, current: None, next: 0, answered: 0, awaiting: false, requested_at: Time::ZERO, end: 0, retry_at: None, parts: Vec::new(), done: Vec::new() }
+    }
     /// The think time before request `k`.
     pub fn think(&self, k: usize) -> Dur {
-        self.thinks[k]
+        match self.current {
+            Some((_, t)) => t,
+            None => self.thinks[k],
+        }
+    }
+    /// Response bytes of exchange `k`.
+    pub fn size(&self, k: usize) -> u64 {
+        match self.current {
+            Some((s, _)) => s,
+            None => self.sizes[k],
+        }
+    }
+    /// Exchange `k` exists (a user's exchanges are scheduled one at a time, so it always does).
+    fn has(&self, k: usize) -> bool {
+        self.current.is_some() || k < self.sizes.len()
+    }
+    /// Request bytes of exchange `k`.
+    fn request_bytes(&self, k: usize) -> u64 {
+        self.requests.get(k).copied().unwrap_or(self.request as u64)
+    }
+}
+
+/// A closed-loop user (`[[users]]`) on its flow slot.
+pub(crate) struct UserState {
+    /// Index into `scenario.users`.
+    pub group: u32,
+    /// User number within the group.
+    pub user: u32,
+    /// One persistent connection (requests) rather than a new connection per transfer.
+    pub persistent: bool,
+    /// Transfers started.
+    pub k: u64,
+    sizes: rand_pcg::Pcg64,
+    thinks: rand_pcg::Pcg64,
+    law: workload::SizeDist,
+    think: ThinkDraw,
+    /// The current transfer: its size, when it began, the think before it.
+    pub size: u64,
+    pub began: Time,
+    pub think_before: Dur,
+    /// The next transfer is scheduled (new-connection users): its size and think time.
+    pub scheduled: bool,
+    pending: (u64, Dur),
+    /// Earlier connections' packets: sent, delivered, dropped (for the conservation check).
+    pub past: (u64, u64, u64),
+    /// A persistent user's sender counters when the current transfer began (packets sent,
+    /// retransmissions, timeouts, drops).
+    pub at_start: (u64, u64, u64, u64),
+}
+
+impl UserState {
+    /// The next transfer, if the user starts one at `now + think` (before the group's stop and
+    /// within its transfer limit): (size, think).
+    fn draw_next(&mut self, spec: &startlab_scenario::UserSpec, now: Time) -> Option<(u64, Dur)> {
+        if spec.transfers.is_some_and(|n| self.k >= n) {
+            return None;
+        }
+        let think = self.think.draw(&mut self.thinks);
+        let size = self.law.sample(&mut self.sizes);
+        (now + think < Time(spec.stop.as_nanos())).then_some((size, think))
+    }
+}
+
+/// A think-time law, ready to draw.
+pub(crate) struct ThinkDraw {
+    law: Think,
+    /// Exponential laws: the mean, s.
+    mean: f64,
+    /// Size laws over nanoseconds.
+    sampler: Option<workload::SizeDist>,
+}
+
+impl ThinkDraw {
+    /// `mean_for_load`: the mean of `Think::Load`'s exponential law.
+    fn new(law: &Think, mean_for_load: f64) -> ThinkDraw {
+        let mean = match law {
+            Think::Mean(d) => d.as_secs_f64(),
+            Think::Load(_) => mean_for_load,
+            _ => 0.0,
+        };
+        let sampler = match law {
+            Think::Law(s) => Some(size_law(s)),
+            _ => None,
+        };
+        ThinkDraw { law: law.clone(), mean, sampler }
+    }
+    fn draw(&self, rng: &mut rand_pcg::Pcg64) -> Dur {
+        match (&self.law, &self.sampler) {
+            (Think::Fixed(d), _) => *d,
+            (Think::Uniform { min, max }, _) => Dur(rng.random_range(min.as_nanos()..=max.as_nanos())),
+            (_, Some(law)) => Dur(law.sample(rng)),
+            _ => exp_dur(rng, self.mean),
+        }
     }
 }
 
 /// The fields of a dropped packet its accounting needs.
 #[derive(Clone, Copy)]
 struct Dropped {
+    conn: u32,
     kind: PktKind,
     flow: u32,
     flags: u8,
@@ -173,6 +283,32 @@ pub(crate) struct ProbeRecord {
     pub received: Option<Time>,
 }
 
+/// Brings the peak of every early window watching `ch` up to the occupancy accumulated since the
+/// last flush.
+fn early_flush(ch: &mut crate::net::Channel) {
+    if ch.early_acc > 0 {
+        for e in &mut ch.early_watch {
+            e.2 = e.2.max(ch.early_acc);
+        }
+        ch.early_acc = 0;
+    }
+}
+
+/// Flushes `ch`, hands the peaks of the windows `settle` selects to their flows' meters, and drops
+/// those for which `settle` says so.
+fn early_settle(ch: &mut crate::net::Channel, flows: &mut [FlowState], settle: impl Fn(Time, u32) -> Option<bool>) {
+    early_flush(ch);
+    ch.early_watch.retain(|&(end, f, peak)| match settle(end, f) {
+        None => true,
+        Some(remove) => {
+            let m = &mut flows[f as usize].m;
+            m.early_peak = m.early_peak.max(peak);
+            !remove
+        }
+    });
+    ch.early_next_end = ch.early_watch.iter().map(|e| e.0).min().unwrap_or(Time(u64::MAX));
+}
+
 /// An exponential duration of mean `mean`, from a uniform draw in (0, 1].
 fn exp_dur(rng: &mut rand_pcg::Pcg64, mean: f64) -> Dur {
     Dur::from_secs_f64(-mean * (1.0 - rng.random::<f64>()).ln())
@@ -203,8 +339,12 @@ pub struct Simulation {
     reordering: bool,
     /// Every flow: the scenario's `[[flows]]`, then those the `[[arrivals]]` processes drew.
     pub(crate) specs: Vec<FlowSpec>,
-    /// The arrival process of each flow (index into `scenario.arrivals`), `None` for `[[flows]]`.
+    /// The group of each flow (index into `group_names`), `None` for `[[flows]]`.
     pub(crate) groups: Vec<Option<u32>>,
+    /// Names of the arrival processes, then the user groups, then the replays.
+    pub(crate) group_names: Vec<String>,
+    /// The transfers of `[[users]]` users that ended (finished, or replaced by the next one).
+    pub(crate) transfers: Vec<crate::metrics::TransferRow>,
     /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
     ptrace: Option<Box<PacketTracing>>,
     /// Every packet of the packet-train probes, in the order sent.
@@ -237,41 +377,8 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
         let at = workload::poisson_arrivals(a.rate, Time(a.start.as_nanos()), Time(a.stop.as_nanos()), a.count, &mut times);
         for (k, t) in at.into_iter().enumerate() {
             let size = law.sample(&mut sizes);
-            let flow_ends = match &a.ends {
-                ArrivalEnds::Dumbbell { both_directions, reverse: all_reverse } => {
-                    let Topology::Dumbbell(d) = &scenario.topology else { unreachable!("checked by the scenario") };
-                    let n = d.rtts.len();
-                    let from = ends.random_range(0..n);
-                    let to = ends.random_range(0..n);
-                    // Forward and reverse-only draw no direction, so each keeps the streams of the other settings.
-                    let reverse = *all_reverse || (*both_directions && ends.random::<bool>());
-                    Ends::Dumbbell { from, to, reverse }
-                }
-                ArrivalEnds::Graph { from, to } => {
-                    let Topology::Graph(g) = &scenario.topology else { unreachable!("checked by the scenario") };
-                    // Redraw until the two hosts are distinct and not behind the same router (the
-                    // scenario checked that such a pair exists).
-                    loop {
-                        let x = from[ends.random_range(0..from.len())];
-                        let y = to[ends.random_range(0..to.len())];
-                        if x != y && (graph_router(g, x).is_none() || graph_router(g, x) != graph_router(g, y)) {
-                            break Ends::Nodes { from: x, to: y };
-                        }
-                    }
-                }
-            };
-            let u: f64 = mix.random();
-            let mut acc = 0.0;
-            let startup = a
-                .mix
-                .iter()
-                .find(|(_, share)| {
-                    acc += share;
-                    u < acc
-                })
-                .unwrap_or_else(|| a.mix.last().expect("a mix has at least one algorithm"))
-                .0
-                .clone();
+            let flow_ends = pick_ends(&a.ends, scenario, &mut ends);
+            let startup = pick_startup(&a.mix, mix.random());
             flows.push(FlowSpec {
                 name: format!("{}-{k}", a.name),
                 ends: flow_ends,
@@ -287,6 +394,123 @@ fn arrival_flows(scenario: &Scenario) -> (Vec<FlowSpec>, Vec<u32>) {
         }
     }
     (flows, groups)
+}
+
+/// The hosts of one `[[arrivals]]` flow or `[[users]]` user.
+fn pick_ends(rule: &ArrivalEnds, scenario: &Scenario, ends: &mut rand_pcg::Pcg64) -> Ends {
+    match rule {
+        ArrivalEnds::Dumbbell { both_directions, reverse: all_reverse } => {
+            let Topology::Dumbbell(d) = &scenario.topology else { unreachable!("checked by the scenario") };
+            let n = d.rtts.len();
+            let from = ends.random_range(0..n);
+            let to = ends.random_range(0..n);
+            // Forward and reverse-only draw no direction, so each keeps the streams of the other settings.
+            let reverse = *all_reverse || (*both_directions && ends.random::<bool>());
+            Ends::Dumbbell { from, to, reverse }
+        }
+        ArrivalEnds::Graph { from, to } => {
+            let Topology::Graph(g) = &scenario.topology else { unreachable!("checked by the scenario") };
+            // Redraw until the two hosts are distinct and not behind the same router (the
+            // scenario checked that such a pair exists).
+            loop {
+                let x = from[ends.random_range(0..from.len())];
+                let y = to[ends.random_range(0..to.len())];
+                if x != y && (graph_router(g, x).is_none() || graph_router(g, x) != graph_router(g, y)) {
+                    break Ends::Nodes { from: x, to: y };
+                }
+            }
+        }
+    }
+}
+
+/// The startup algorithm of a mix for a uniform draw `u` in [0, 1).
+fn pick_startup(mix: &[(StartupSpec, f64)], u: f64) -> StartupSpec {
+    let mut acc = 0.0;
+    mix.iter()
+        .find(|(_, share)| {
+            acc += share;
+            u < acc
+        })
+        .unwrap_or_else(|| mix.last().expect("a mix has at least one algorithm"))
+        .0
+        .clone()
+}
+
+/// The flow slot of every `[[users]]` user, with its state: hosts and startup drawn per user, the
+/// first think time and size from the user's own streams.
+fn user_flows(scenario: &Scenario) -> Vec<(FlowSpec, UserState)> {
+    let mut out = Vec::new();
+    for (j, u) in scenario.users.iter().enumerate() {
+        let mut ends = rng::stream(scenario.seed, rng::Component::UserEnds, j as u64);
+        let mut mix = rng::stream(scenario.seed, rng::Component::UserMix, j as u64);
+        for k in 0..u.count {
+            let id = (j as u64) << 32 | k;
+            let flow_ends = pick_ends(&u.ends, scenario, &mut ends);
+            let startup = pick_startup(&u.mix, mix.random());
+            let mut state = UserState {
+                group: j as u32,
+                user: k as u32,
+                persistent: u.persistent.is_some(),
+                k: 0,
+                sizes: rng::stream(scenario.seed, rng::Component::UserSizes, id),
+                thinks: rng::stream(scenario.seed, rng::Component::UserThink, id),
+                law: size_law(&u.size),
+                think: ThinkDraw::new(&u.think, 0.0),
+                size: 0,
+                began: Time::ZERO,
+                think_before: Dur::ZERO,
+                scheduled: false,
+                pending: (0, Dur::ZERO),
+                past: (0, 0, 0),
+                at_start: (0, 0, 0, 0),
+            };
+            // The first transfer starts one think time after the group's start.
+            let (size, think) = state.draw_next(u, Time(u.start.as_nanos())).unwrap_or((0, Dur(u64::MAX / 4)));
+            state.size = size;
+            state.think_before = think;
+            let spec = FlowSpec {
+                name: format!("{}/{k}", u.name),
+                ends: flow_ends,
+                tcp: u.tcp.clone(),
+                startup,
+                start: u.start + think,
+                start_jitter: Dur::ZERO,
+                size: if state.persistent { None } else { Some(size.max(1)) },
+                drops: Vec::new(),
+                app: None,
+            };
+            out.push((spec, state));
+        }
+    }
+    out
+}
+
+/// The flow of every connection of every `[[replay]]` file, with its exchanges.
+fn replay_flows(scenario: &Scenario) -> Vec<(FlowSpec, AppState, u32)> {
+    let mut out = Vec::new();
+    for (j, r) in scenario.replay.iter().enumerate() {
+        for c in &r.connections {
+            let spec = FlowSpec {
+                name: format!("{}-{}", r.name, c.id),
+                ends: Ends::Dumbbell { from: c.rtt_class, to: c.rtt_class, reverse: r.reverse },
+                tcp: r.tcp.clone(),
+                startup: r.startup.clone(),
+                start: c.start,
+                start_jitter: Dur::ZERO,
+                size: None,
+                drops: Vec::new(),
+                app: None,
+            };
+            let app = AppState::new(
+                c.epochs.iter().map(|e| e.2).collect(),
+                c.epochs.iter().map(|e| e.1).collect(),
+                c.epochs.iter().map(|e| e.0).collect(),
+                0,
+            );
+            out.push((spec, app, j as u32));
+        }
+    }
+    out
 }
 
 /// The sampler of a size distribution.
@@ -453,6 +677,69 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
     }
 }
 
+/// The sender and receiver of flow `i`'s connection `conn` (a `[[users]]` slot opens one
+/// connection per transfer; each draws its own Quick-Start nonce).
+fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Option<u64>, app_limited: bool) -> (Sender, Receiver) {
+    let t = &f.tcp;
+    let recovery = match t.recovery {
+        RecoverySpec::Tahoe => Recovery::Tahoe,
+        RecoverySpec::Reno => Recovery::Reno,
+        RecoverySpec::Newreno => Recovery::NewReno,
+        RecoverySpec::Sack => Recovery::Sack,
+    };
+    let sender = Sender::new(
+        SenderConfig {
+            mss: t.mss as u32,
+            size,
+            recovery,
+            rto: RtoConfig {
+                initial: t.rto_initial,
+                min: t.rto_min,
+                max: t.rto_max,
+                granularity: t.clock_granularity,
+                policy: if t.rto_linux { RtoPolicy::Linux } else { RtoPolicy::Rfc6298 },
+            },
+            limited_transmit: t.limited_transmit,
+            dupthresh: t.dupthresh as u32,
+            handshake: t.handshake,
+            newreno_impatient: t.newreno_impatient,
+            pacing: t.pacing,
+            app_limited,
+            idle_restart: match t.idle_restart {
+                IdleRestartSpec::Rfc5681 => IdleRestart::Rfc5681,
+                IdleRestartSpec::Rfc2861 => IdleRestart::Rfc2861,
+                IdleRestartSpec::Off => IdleRestart::Off,
+            },
+            startup_after_idle: t.startup_after_idle,
+            startup_min_response: t.startup_min_response,
+            ecn: t.ecn,
+            quick_start: (f.startup.name() == "quick-start").then(|| {
+                // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
+                let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, (conn as u64) << 32 | i as u64);
+                QsRequest {
+                    code: qs_code_for(f.startup.number("rate")),
+                    qs_ttl: rng.random::<u8>(),
+                    nonce: rng.random::<u32>() & ((1 << QS_NONCE_BITS) - 1),
+                }
+            }),
+        },
+        cc_for(t, &f.startup),
+    );
+    let policy = match t.ack {
+        AckSpec::EveryPacket => AckPolicy::EveryPacket,
+        AckSpec::Delayed { timeout } => AckPolicy::Delayed { timeout },
+        AckSpec::Quickack { segments, timeout } => AckPolicy::QuickAck { budget: segments as u32, timeout },
+    };
+    let receiver = Receiver::new(ReceiverConfig {
+        policy,
+        sack: recovery == Recovery::Sack,
+        max_sack_blocks: t.sack_blocks as usize,
+        rwnd: t.rwnd.unwrap_or(u64::MAX),
+        mss: t.mss,
+    });
+    (sender, receiver)
+}
+
 impl Simulation {
     /// Builds a simulation; fails only for scenarios whose network cannot carry a flow.
     pub fn new(scenario: Scenario) -> Result<Simulation, BuildError> {
@@ -464,6 +751,25 @@ impl Simulation {
         specs.extend(drawn);
         let mut groups: Vec<Option<u32>> = vec![None; static_flows];
         groups.extend(drawn_groups.into_iter().map(Some));
+        // Group names: arrival processes, then user groups, then replays.
+        let mut group_names: Vec<String> = scenario.arrivals.iter().map(|a| a.name.clone()).collect();
+        let (na, nu) = (scenario.arrivals.len() as u32, scenario.users.len() as u32);
+        group_names.extend(scenario.users.iter().map(|u| u.name.clone()));
+        group_names.extend(scenario.replay.iter().map(|r| r.name.clone()));
+        let mut extra_users = Vec::new();
+        for (spec, user) in user_flows(&scenario) {
+            groups.push(Some(na + user.group));
+            extra_users.push((specs.len(), user));
+            specs.push(spec);
+        }
+        let mut extra_apps = Vec::new();
+        for (spec, app, j) in replay_flows(&scenario) {
+            groups.push(Some(na + nu + j));
+            extra_apps.push((specs.len(), app));
+            specs.push(spec);
+        }
+        let mut extra_users = extra_users.into_iter().peekable();
+        let mut extra_apps = extra_apps.into_iter().peekable();
         let mut flows = Vec::with_capacity(specs.len());
         let mut cross = Vec::new();
         let mut cross_paths = Vec::new();
@@ -542,82 +848,34 @@ impl Simulation {
             let left = net.channels[bc].rate.bps() as f64 - cbr_on[bc];
             let sharing = tcp_on[bc] + u64::from(i >= static_flows);
             let available = (left > 0.0).then(|| left / sharing as f64);
-            let recovery = match t.recovery {
-                RecoverySpec::Tahoe => Recovery::Tahoe,
-                RecoverySpec::Reno => Recovery::Reno,
-                RecoverySpec::Newreno => Recovery::NewReno,
-                RecoverySpec::Sack => Recovery::Sack,
-            };
             let app = f.app.as_ref().map(|a| {
                 let mut sizes_rng = rng::stream(scenario.seed, rng::Component::AppSizes, i as u64);
                 let mut think_rng = rng::stream(scenario.seed, rng::Component::AppThink, i as u64);
                 let law = size_law(&a.response);
                 let sizes: Vec<u64> = (0..a.count).map(|_| law.sample(&mut sizes_rng)).collect();
-                // The first request leaves when the connection opens; each later one after a think.
-                let mean_think = match a.think {
-                    Think::Mean(d) => d.as_secs_f64(),
-                    // The offered load of one connection is E[response] / (think + transfer time);
-                    // neglecting the transfer time gives E[response]·8 / (load · rate).
+                // The offered load of one connection is E[response] / (think + transfer time);
+                // neglecting the transfer time gives E[response]·8 / (load · rate).
+                let mean_for_load = match a.think {
                     Think::Load(load) => law.mean() * 8.0 / (load * net.channels[bottleneck as usize].rate.bps() as f64),
-                    Think::Fixed(_) | Think::Uniform { .. } => 0.0,
+                    _ => 0.0,
                 };
-                let mut draw = || match a.think {
-                    Think::Fixed(d) => d,
-                    Think::Uniform { min, max } => Dur(think_rng.random_range(min.as_nanos()..=max.as_nanos())),
-                    Think::Mean(_) | Think::Load(_) => exp_dur(&mut think_rng, mean_think),
-                };
-                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { draw() }).collect();
-                AppState { sizes, thinks, request: a.request as u32, next: 0, answered: 0, awaiting: false, requested_at: Time::ZERO, end: 0, done: Vec::new() }
+                let draw = ThinkDraw::new(&a.think, mean_for_load);
+                // The first request leaves when the connection opens; each later one after a think.
+                let thinks: Vec<Dur> = (0..a.count).map(|k| if k == 0 { Dur::ZERO } else { draw.draw(&mut think_rng) }).collect();
+                AppState::new(sizes, thinks, Vec::new(), a.request as u32)
             });
-            let total = app.as_ref().map(|a| a.sizes.iter().map(|s| s.div_ceil(t.mss) * t.mss).sum::<u64>());
-            let sender = Sender::new(
-                SenderConfig {
-                    mss: t.mss as u32,
-                    size: total.or(f.size),
-                    recovery,
-                    rto: RtoConfig {
-                        initial: t.rto_initial,
-                        min: t.rto_min,
-                        max: t.rto_max,
-                        granularity: t.clock_granularity,
-                        policy: if t.rto_linux { RtoPolicy::Linux } else { RtoPolicy::Rfc6298 },
-                    },
-                    limited_transmit: t.limited_transmit,
-                    dupthresh: t.dupthresh as u32,
-                    handshake: t.handshake,
-                    newreno_impatient: t.newreno_impatient,
-                    pacing: t.pacing,
-                    app_limited: f.app.is_some(),
-                    idle_restart: match t.idle_restart {
-                        IdleRestartSpec::Rfc5681 => IdleRestart::Rfc5681,
-                        IdleRestartSpec::Rfc2861 => IdleRestart::Rfc2861,
-                        IdleRestartSpec::Off => IdleRestart::Off,
-                    },
-                    ecn: t.ecn,
-                    quick_start: (f.startup.name() == "quick-start").then(|| {
-                        // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
-                        let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, i as u64);
-                        QsRequest {
-                            code: qs_code_for(f.startup.number("rate")),
-                            qs_ttl: rng.random::<u8>(),
-                            nonce: rng.random::<u32>() & ((1 << QS_NONCE_BITS) - 1),
-                        }
-                    }),
-                },
-                cc_for(t, &f.startup),
-            );
-            let policy = match t.ack {
-                AckSpec::EveryPacket => AckPolicy::EveryPacket,
-                AckSpec::Delayed { timeout } => AckPolicy::Delayed { timeout },
-                AckSpec::Quickack { segments, timeout } => AckPolicy::QuickAck { budget: segments as u32, timeout },
+            let mut user = extra_users.next_if(|(at, _)| *at == i).map(|(_, u)| Box::new(u));
+            let app = match (app, extra_apps.next_if(|(at, _)| *at == i)) {
+                (Some(a), _) => Some(a),
+                (None, Some((_, a))) => Some(a),
+                (None, None) => user.as_mut().filter(|u| u.persistent).map(|u| {
+                    let mut a = AppState::new(Vec::new(), Vec::new(), Vec::new(), scenario.users[u.group as usize].persistent.unwrap_or(0) as u32);
+                    a.current = Some((u.size, Dur::ZERO));
+                    a
+                }),
             };
-            let receiver = Receiver::new(ReceiverConfig {
-                policy,
-                sack: recovery == Recovery::Sack,
-                max_sack_blocks: t.sack_blocks as usize,
-                rwnd: t.rwnd.unwrap_or(u64::MAX),
-                mss: t.mss,
-            });
+            let total = app.as_ref().filter(|a| a.current.is_none()).map(|a| a.sizes.iter().map(|s| s.div_ceil(t.mss) * t.mss).sum::<u64>());
+            let (sender, receiver) = endpoints(&scenario, f, i, 0, total.or(f.size), app.is_some());
             let mut forced_drops = f.drops.clone();
             forced_drops.sort_unstable();
             forced_drops.dedup();
@@ -639,6 +897,8 @@ impl Simulation {
                 m: FlowMeter { last_cc: (f64::NAN, last_cc.1), ..FlowMeter::default() },
                 opened: Time::ZERO,
                 app,
+                conn: 0,
+                user,
             });
             let mut start = Time(f.start.as_nanos());
             if f.start_jitter > Dur::ZERO {
@@ -702,6 +962,8 @@ impl Simulation {
             scenario,
             specs,
             groups,
+            group_names,
+            transfers: Vec::new(),
             ptrace,
             probe: Vec::new(),
         })
@@ -796,6 +1058,9 @@ impl Simulation {
                 }
             });
         }
+        for ch in self.net.channels.iter_mut() {
+            early_settle(ch, &mut self.flows, |_, _| Some(true));
+        }
         self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
         self.traces.packets.sort();
         self.finished = true;
@@ -834,38 +1099,62 @@ impl Simulation {
                 }
             }
             Source::FlowStart(f) => {
-                self.flows[f as usize].sender.start(self.now);
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                if let Some(u) = fl.user.as_mut() {
+                    u.k = 1;
+                    u.began = now;
+                }
+                fl.sender.start(now);
                 self.after_sender(f);
-                if self.flows[f as usize].app.is_some() && !self.specs[f as usize].tcp.handshake {
-                    // Without a handshake the client asks at once; with one, when the SYN reaches
-                    // it (the request then travels with the SYN-ACK's timing, as after a real
-                    // handshake the request follows the client's ACK).
-                    self.q.push(self.now, Source::Request(f));
+                if !self.specs[f as usize].tcp.handshake {
+                    // Without a handshake the client asks at once (after its first think, for a
+                    // replayed vector); with one, when the SYN reaches it (the request then
+                    // travels with the SYN-ACK's timing, as after a real handshake the request
+                    // follows the client's ACK).
+                    if let Some(app) = self.flows[f as usize].app.as_ref() {
+                        self.q.push(now + app.think(0), Source::Request(f));
+                    }
                 }
             }
             Source::Cross(j) => self.cross_emit(j),
             Source::Request(f) => self.send_request(f),
+            Source::UserNext(f) => self.next_connection(f),
         }
     }
 
-    /// The client of a request/response flow sends (or resends) its current request.
+    /// The client of a request/response flow sends (or resends) its current request: one packet
+    /// of `request` bytes, or for a replayed vector one packet per MSS of the request's bytes.
     fn send_request(&mut self, f: u32) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let (from, to, header) = (fl.dst, fl.src, fl.header);
+        let (from, to, header, conn) = (fl.dst, fl.src, fl.header, fl.conn);
+        let mss = fl.sender.cc().mss();
         let Some(app) = fl.app.as_mut() else { return };
-        if app.next >= app.sizes.len() || app.answered > app.next {
+        if !app.has(app.next) || app.answered > app.next {
             // Everything asked for, or the server already has this request (a late retry).
             return;
         }
         if !app.awaiting {
             app.awaiting = true;
             app.requested_at = now;
+            if let Some(u) = fl.user.as_mut() {
+                let s = fl.sender.stats();
+                u.began = now;
+                u.at_start = (s.packets_sent, s.retransmissions, s.timeouts, fl.m.dropped);
+            }
         }
-        let size = app.request + header;
         let index = app.next as u64;
-        let pkt = self.arena.alloc(Packet { kind: PktKind::Request, flow: f, dst: to, size, seq: index, len: 0, flags: 0, ack: Ack::default(), ttl: INITIAL_IP_TTL, qs: None });
-        self.forward(from, pkt);
+        let single = app.requests.is_empty();
+        let bytes = app.request_bytes(app.next);
+        let parts = if single { 1 } else { bytes.div_ceil(mss) };
+        for part in 0..parts {
+            let len = if single { bytes } else { (bytes - part * mss).min(mss) };
+            // The part number rides in the (otherwise unused) ACK field of a request packet.
+            let ack = Ack { ack: part, ..Ack::default() };
+            let pkt = self.arena.alloc(Packet { kind: PktKind::Request, flow: f, dst: to, size: len as u32 + header, seq: index, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
+            self.forward(from, pkt);
+        }
     }
 
     fn cross_emit(&mut self, j: u32) {
@@ -919,6 +1208,7 @@ impl Simulation {
             ack: Ack::default(),
             ttl: INITIAL_IP_TTL,
             qs: None,
+            conn: 0,
         });
         self.forward(src, pkt);
     }
@@ -965,9 +1255,9 @@ impl Simulation {
     fn forward(&mut self, node: u32, pkt: u32) {
         // Only the header fields: copying the whole packet (with its ACK and SACK blocks) per hop
         // costs a memcpy call.
-        let (dst, size, pflags, kind, flow) = {
+        let (dst, size, pflags, kind, flow, conn) = {
             let p = self.arena.get(pkt);
-            (p.dst, p.size, p.flags, p.kind, p.flow)
+            (p.dst, p.size, p.flags, p.kind, p.flow, p.conn)
         };
         let Some(c) = self.net.routes.next(node, dst) else {
             // Paths are checked when the simulation is built; this is a bug if it happens.
@@ -1039,7 +1329,7 @@ impl Simulation {
             Offer::Accepted { arrival, first, marked } => {
                 if marked && pflags & flags::CE == 0 {
                     self.arena.get_mut(pkt).flags |= flags::CE;
-                    if kind == PktKind::Data {
+                    if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
                         self.flows[flow as usize].m.ecn_marks += 1;
                     }
                 }
@@ -1052,20 +1342,17 @@ impl Simulation {
                 }
                 let occ = ch.waiting_pkts();
                 if occ > before && !ch.early_watch.is_empty() {
-                    let flows = &mut self.flows;
-                    ch.early_watch.retain(|&(end, f)| {
-                        if now > end {
-                            return false;
-                        }
-                        let m = &mut flows[f as usize].m;
-                        m.early_peak = m.early_peak.max(occ);
-                        true
-                    });
+                    if now > ch.early_next_end {
+                        // Every rise held in the accumulator came before the earliest window
+                        // ended: it counts for every watching flow; then the ended windows go.
+                        early_settle(ch, &mut self.flows, |end, _| (now > end).then_some(true));
+                    }
+                    ch.early_acc = ch.early_acc.max(occ);
                 }
             }
             Offer::Dropped => self.drop_packet(pkt),
             Offer::Lost => {
-                if kind == PktKind::Data {
+                if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
                     self.flows[flow as usize].m.impairment_drops += 1;
                 }
                 self.drop_packet(pkt);
@@ -1076,12 +1363,26 @@ impl Simulation {
     fn drop_packet(&mut self, pkt: u32) {
         let p = {
             let q = self.arena.get(pkt);
-            Dropped { kind: q.kind, flow: q.flow, flags: q.flags, seq: q.seq, len: q.len }
+            Dropped { kind: q.kind, flow: q.flow, flags: q.flags, seq: q.seq, len: q.len, conn: q.conn }
         };
         self.stats.dropped_packets += 1;
+        if p.kind != PktKind::Cross && p.conn != self.flows[p.flow as usize].conn {
+            // A packet of the slot's earlier connection.
+            if let (PktKind::Data, Some(u)) = (p.kind, self.flows[p.flow as usize].user.as_mut()) {
+                u.past.2 += 1;
+            }
+            self.arena.free(pkt);
+            return;
+        }
         if p.kind == PktKind::Request {
-            // The client's timer resends a lost request (it would have heard nothing back).
-            self.q.push(self.now + REQUEST_RETRY, Source::Request(p.flow));
+            // The client's timer resends a lost request (it would have heard nothing back); one
+            // timer for the request's lost parts.
+            if let Some(app) = self.flows[p.flow as usize].app.as_mut() {
+                if app.retry_at.is_none_or(|t| t <= self.now) {
+                    app.retry_at = Some(self.now + REQUEST_RETRY);
+                    self.q.push(self.now + REQUEST_RETRY, Source::Request(p.flow));
+                }
+            }
         }
         if p.kind == PktKind::Data {
             let fl = &mut self.flows[p.flow as usize];
@@ -1113,16 +1414,31 @@ impl Simulation {
         let now = self.now;
         if self.arena.get(pkt).kind == PktKind::Ack {
             // The common case copies only the ACK, not the whole packet.
-            let (flow, ack) = {
+            let (flow, ack, conn) = {
                 let p = self.arena.get(pkt);
-                (p.flow, p.ack)
+                (p.flow, p.ack, p.conn)
             };
             self.arena.free(pkt);
-            self.on_ack(flow, &ack);
+            if conn == self.flows[flow as usize].conn {
+                self.on_ack(flow, &ack);
+            }
             return;
         }
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
+        if p.kind != PktKind::Cross {
+            let fl = &mut self.flows[p.flow as usize];
+            if p.conn != fl.conn {
+                // A packet of the slot's earlier connection: that socket is closed.
+                if p.kind == PktKind::Data {
+                    self.stats.delivered_packets += 1;
+                    if let Some(u) = fl.user.as_mut() {
+                        u.past.1 += 1;
+                    }
+                }
+                return;
+            }
+        }
         match p.kind {
             PktKind::Cross => {
                 if matches!(self.cross[p.flow as usize].process, CrossProcess::Train { .. }) {
@@ -1140,19 +1456,28 @@ impl Simulation {
                 let ack = fl.receiver.on_segment_ecn(now, p.seq, p.len, ce, cwr);
                 fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
                 let delivered = fl.receiver.delivered();
+                let mut user_done = None;
                 if let Some(app) = fl.app.as_mut() {
                     if app.answered > app.next && delivered >= app.end {
                         // The whole response is at the client: the exchange is done.
-                        app.done.push((app.requested_at.as_secs_f64(), (now - app.requested_at).as_secs_f64()));
+                        let took = now - app.requested_at;
                         app.next += 1;
                         app.awaiting = false;
-                        if let Some(&think) = app.thinks.get(app.next) {
-                            self.q.push(now + think, Source::Request(p.flow));
+                        if fl.user.is_some() {
+                            user_done = Some(took);
+                        } else {
+                            app.done.push((app.requested_at.as_secs_f64(), took.as_secs_f64()));
+                            if app.has(app.next) {
+                                self.q.push(now + app.think(app.next), Source::Request(p.flow));
+                            }
                         }
                     }
                 }
                 if let Some(ack) = ack {
                     self.send_ack(p.flow, ack);
+                }
+                if let Some(took) = user_done {
+                    self.user_response_done(p.flow, took);
                 }
             }
             PktKind::Syn => {
@@ -1163,8 +1488,8 @@ impl Simulation {
                 let ack = receiver.on_syn(p.flags & (flags::ECE | flags::CWR) == flags::ECE | flags::CWR);
                 self.send_ack(p.flow, ack);
                 let fl = &self.flows[p.flow as usize];
-                if fl.app.as_ref().is_some_and(|a| a.next == 0 && !a.awaiting) {
-                    self.q.push(now, Source::Request(p.flow));
+                if let Some(a) = fl.app.as_ref().filter(|a| a.next == 0 && !a.awaiting) {
+                    self.q.push(now + a.think(0), Source::Request(p.flow));
                 }
             }
             PktKind::Ack => self.on_ack(p.flow, &p.ack),
@@ -1173,8 +1498,22 @@ impl Simulation {
                 // already answered is ignored).
                 let fl = &mut self.flows[p.flow as usize];
                 if let Some(app) = fl.app.as_mut() {
+                    if p.seq as usize == app.answered && !app.requests.is_empty() {
+                        // A request of several packets is answered once all its parts are in.
+                        let mss = fl.sender.cc().mss();
+                        if app.parts.is_empty() {
+                            app.parts = vec![false; app.request_bytes(app.answered).div_ceil(mss) as usize];
+                        }
+                        if let Some(got) = app.parts.get_mut(p.ack.ack as usize) {
+                            *got = true;
+                        }
+                        if !app.parts.iter().all(|&g| g) {
+                            return;
+                        }
+                        app.parts.clear();
+                    }
                     if p.seq as usize == app.answered {
-                        let bytes = app.sizes[app.answered];
+                        let bytes = app.size(app.answered);
                         app.answered += 1;
                         let mss = fl.sender.cc().mss();
                         app.end += bytes.div_ceil(mss) * mss;
@@ -1194,11 +1533,11 @@ impl Simulation {
             }
             fl.m.last_ack_sent = fl.m.last_ack_sent.max(ack.ack);
         }
-        let (from, to, mut size) = (fl.dst, fl.src, fl.header);
+        let (from, to, mut size, conn) = (fl.dst, fl.src, fl.header, fl.conn);
         if ack.qs.is_some() {
             size += QS_OPTION_BYTES;
         }
-        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None });
+        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
         self.forward(from, pkt);
     }
 
@@ -1238,8 +1577,87 @@ impl Simulation {
                 }
             }
             self.seq_event(f, SEQ_ACKED, una, newly as u32);
+            let fl = &self.flows[f as usize];
+            if fl.user.as_ref().is_some_and(|u| !u.persistent && !u.scheduled) && fl.sender.completed_at().is_some() {
+                self.user_connection_done(f);
+            }
         }
         self.after_sender(f);
+    }
+
+    /// A new-connection user's transfer is complete (its last byte ACKed): the next one starts
+    /// after a think time, on a new connection of the same slot.
+    fn user_connection_done(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let Some(u) = fl.user.as_mut() else { return };
+        u.scheduled = true;
+        if let Some((size, think)) = u.draw_next(&self.scenario.users[u.group as usize], now) {
+            u.pending = (size, think);
+            self.q.push(now + think, Source::UserNext(f));
+        }
+    }
+
+    /// A new-connection user starts its next transfer: the slot's finished connection becomes a
+    /// transfer row, and a fresh sender and receiver (a new connection: handshake, initial window,
+    /// startup from the beginning) take its place.
+    fn next_connection(&mut self, f: u32) {
+        let now = self.now;
+        let bottleneck = self.flows[f as usize].bottleneck as usize;
+        early_settle(&mut self.net.channels[bottleneck], &mut self.flows, |_, g| (g == f).then_some(true));
+        let row = self.transfer_row(f as usize, now, false);
+        self.transfers.extend(row);
+        let i = f as usize;
+        let fl = &mut self.flows[i];
+        let Some(u) = fl.user.as_mut() else { return };
+        let s = fl.sender.stats();
+        u.past.0 += s.packets_sent;
+        u.past.1 += fl.m.delivered_pkts;
+        u.past.2 += fl.m.dropped;
+        u.k += 1;
+        u.began = now;
+        u.scheduled = false;
+        (u.size, u.think_before) = u.pending;
+        let size = u.size.max(1);
+        fl.conn += 1;
+        self.specs[i].size = Some(size);
+        let (sender, receiver) = endpoints(&self.scenario, &self.specs[i], i, fl.conn, Some(size), false);
+        let ssthresh = sender.cc().ssthresh().as_f64();
+        fl.sender = sender;
+        fl.receiver = receiver;
+        fl.stimer = TimerSlot::default();
+        fl.rtimer = TimerSlot::default();
+        fl.m = FlowMeter { last_cc: (f64::NAN, ssthresh), ..FlowMeter::default() };
+        fl.opened = now;
+        let fl = &mut self.flows[i];
+        fl.sender.start(now);
+        self.after_sender(f);
+    }
+
+    /// A persistent user's response is complete: its transfer row, then the next request after a
+    /// think time (unless the group stops).
+    fn user_response_done(&mut self, f: u32, took: Dur) {
+        let now = self.now;
+        let bottleneck = self.flows[f as usize].bottleneck as usize;
+        early_settle(&mut self.net.channels[bottleneck], &mut self.flows, |_, g| (g == f).then_some(false));
+        let row = self.transfer_row(f as usize, now, false).map(|mut r| {
+            r.completion_time = Some(took.as_secs_f64());
+            r.completed = true;
+            r
+        });
+        self.transfers.extend(row);
+        let fl = &mut self.flows[f as usize];
+        let (Some(u), Some(app)) = (fl.user.as_mut(), fl.app.as_mut()) else { return };
+        match u.draw_next(&self.scenario.users[u.group as usize], now) {
+            Some((size, think)) => {
+                u.k += 1;
+                u.size = size;
+                u.think_before = think;
+                app.current = Some((size, think));
+                self.q.push(now + think, Source::Request(f));
+            }
+            None => app.current = None,
+        }
     }
 
     /// After any sender event: transmit what the window allows, re-arm its timer, trace cwnd.
@@ -1273,8 +1691,11 @@ impl Simulation {
                     let bottleneck = fl.bottleneck;
                     let ch = &mut self.net.channels[bottleneck as usize];
                     ch.drain(now, dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, bottleneck));
+                    // Earlier rises are not this flow's.
+                    early_flush(ch);
                     fl.m.early_peak = ch.waiting_pkts();
-                    ch.early_watch.push((end, f));
+                    ch.early_watch.push((end, f, fl.m.early_peak));
+                    ch.early_next_end = ch.early_next_end.min(end);
                 }
                 if fl.m.early_end.is_some_and(|e| now <= e) {
                     fl_flags |= flags::EARLY;
@@ -1301,6 +1722,7 @@ impl Simulation {
                 ack: Ack::default(),
                 ttl: INITIAL_IP_TTL,
                 qs: seg.qs,
+                conn: fl.conn,
             });
             if kind == PktKind::Data {
                 let ev = if seg.retransmit { SEQ_RETRANSMITTED } else { SEQ_SENT };
@@ -1357,9 +1779,12 @@ impl Simulation {
             }
         }
         for (i, fl) in self.flows.iter().enumerate() {
-            let sent = fl.sender.stats().packets_sent;
-            if sent != fl.m.delivered_pkts + fl.m.dropped + in_net[i] {
-                errors.push(format!("flow {}: {sent} sent != {} delivered + {} dropped + {} in flight", fl.name, fl.m.delivered_pkts, fl.m.dropped, in_net[i]));
+            // A user's slot: its earlier connections' packets too.
+            let past = fl.user.as_ref().map_or((0, 0, 0), |u| u.past);
+            let sent = fl.sender.stats().packets_sent + past.0;
+            let (delivered, dropped) = (fl.m.delivered_pkts + past.1, fl.m.dropped + past.2);
+            if sent != delivered + dropped + in_net[i] {
+                errors.push(format!("flow {}: {sent} sent != {delivered} delivered + {dropped} dropped + {} in flight", fl.name, in_net[i]));
             }
             if fl.receiver.delivered() < fl.sender.snd_una() {
                 errors.push(format!("flow {}: sender saw {} bytes ACKed but the receiver has only {}", fl.name, fl.sender.snd_una(), fl.receiver.delivered()));

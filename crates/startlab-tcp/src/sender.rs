@@ -70,6 +70,16 @@ pub struct SenderConfig {
     pub app_limited: bool,
     /// What happens to cwnd when data comes after an idle period longer than the RTO.
     pub idle_restart: IdleRestart,
+    /// Per-response fast startups: a response handed over after an idle period longer than the
+    /// RTO starts the startup again ([`Controller::restart_startup`]; Quick-Start sends a new
+    /// request on the response's first segment).
+    ///
+    /// [`Controller::restart_startup`]: startlab_cc::Controller::restart_startup
+    pub startup_after_idle: bool,
+    /// The fast startup (and a Quick-Start request) applies only to responses larger than this
+    /// many bytes (0: every response). It governs the first response's Quick-Start request too,
+    /// which then rides on the first data segment rather than the SYN.
+    pub startup_min_response: u64,
 }
 
 /// The window after an idle period (no data in flight, nothing sent for more than an RTO).
@@ -216,6 +226,11 @@ pub struct Sender {
     qs_sent: bool,
     /// The Quick-Start request sent, until its echo (or its absence) is judged.
     qs_awaiting: Option<QsRequest>,
+    /// The segment that carries the Quick-Start request: 0, or the first byte of a response that
+    /// restarted the startup after idle.
+    qs_seq: u64,
+    /// The pending request belongs to such a restart.
+    qs_restart: bool,
     /// With `app_limited`: bytes the application has handed over so far.
     app_limit: u64,
     /// Last data transmission (for the idle restart).
@@ -270,6 +285,8 @@ impl Sender {
             stats: SenderStats::default(),
             qs_sent: false,
             qs_awaiting: None,
+            qs_seq: 0,
+            qs_restart: false,
             app_limit: 0,
             last_send: Time::ZERO,
             ecn_ok: false,
@@ -381,6 +398,15 @@ impl Sender {
                 }
                 IdleRestart::Off => {}
             }
+            if self.cfg.startup_after_idle && bytes > self.cfg.startup_min_response {
+                let padded = bytes.div_ceil(self.mss()) * self.mss();
+                self.cc.restart_startup(self.rtt.srtt(), Some(padded), self.snd_max);
+                if self.cfg.quick_start.is_some() {
+                    self.qs_sent = false;
+                    self.qs_seq = self.snd_max;
+                    self.qs_restart = true;
+                }
+            }
         }
         self.app_limit += bytes.div_ceil(self.mss()) * self.mss();
     }
@@ -408,7 +434,9 @@ impl Sender {
                 self.handshake = Handshake::SynSent { at: now, retransmitted: self.syn_retransmitted };
                 self.arm_timer(now);
                 let retransmit = self.syn_retransmitted;
-                let qs = self.take_quick_start(retransmit);
+                // With a size threshold the request waits for the first data segment, when the
+                // first response's size is known.
+                let qs = if self.cfg.app_limited && self.cfg.startup_min_response > 0 { None } else { self.take_quick_start(retransmit) };
                 let setup = self.cfg.ecn;
                 return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
             }
@@ -591,7 +619,8 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.arm_timer(now);
         }
-        let qs = if self.cfg.handshake || seq != 0 { None } else { self.take_quick_start(retransmit) };
+        let on_syn = self.cfg.handshake && !self.qs_restart && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
+        let qs = if on_syn || seq != self.qs_seq { None } else { self.take_quick_start(retransmit) };
         // RFC 3168 §6.1.5: retransmitted segments are not ECT; CWR goes on the next new data.
         let ect = self.ecn_ok && !retransmit;
         let cwr = ect && std::mem::take(&mut self.cwr_pending);
@@ -601,6 +630,11 @@ impl Sender {
     /// The Quick-Start request for the first transmission of the segment that carries it.
     fn take_quick_start(&mut self, retransmit: bool) -> Option<QsRequest> {
         if retransmit || self.qs_sent {
+            return None;
+        }
+        if !self.qs_restart && self.cfg.app_limited && self.cfg.startup_min_response > 0 && self.app_limit <= self.cfg.startup_min_response {
+            // The first response is too small for Quick-Start (Scharf's "QS 3").
+            self.qs_sent = true;
             return None;
         }
         self.qs_sent = true;
@@ -614,7 +648,7 @@ impl Sender {
         self.cc.on_quick_start(QuickStartEvent {
             outcome,
             rtt,
-            queued: self.cfg.size.map(|s| s.saturating_sub(self.snd_max)),
+            queued: if self.qs_restart { Some(self.data_end().saturating_sub(self.snd_max)) } else { self.cfg.size.map(|s| s.saturating_sub(self.snd_max)) },
             snd_max: self.snd_max,
             flight_size: self.snd_nxt - self.snd_una,
             in_startup: true,
@@ -669,7 +703,7 @@ impl Sender {
         }
         // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
         // covers that segment without one means the request never arrived.
-        if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > 0) {
+        if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > self.qs_seq) {
             if let Some(req) = self.qs_awaiting.take() {
                 self.quick_start_verdict(req, ack, self.rtt.srtt());
             }
@@ -1127,6 +1161,8 @@ mod tests {
             ecn: false,
             app_limited: false,
             idle_restart: IdleRestart::Rfc5681,
+            startup_after_idle: false,
+            startup_min_response: 0,
         };
         let mut snd = Sender::new(cfg, cc);
         let policy = if delayed { AckPolicy::Delayed { timeout: Dur::from_millis(200) } } else { AckPolicy::EveryPacket };

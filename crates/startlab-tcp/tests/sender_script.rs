@@ -48,6 +48,8 @@ fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: boo
             quick_start: None,
             app_limited: false,
             idle_restart: startlab_tcp::IdleRestart::Rfc5681,
+            startup_after_idle: false,
+            startup_min_response: 0,
             ecn,
         },
         cc,

@@ -34,6 +34,8 @@ use crate::{AckEvent, CcView, CongestionEvent, CongestionKind, Dur};
 /// The first paced flight shared by Jump-Start and More-Start: it ends once all its bytes left.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PacedFlight {
+    /// The flight's first byte (0, or where a response's flight starts after a restart).
+    from: u64,
     /// Sequence number (data bytes from 0) at which the paced flight ends, once set.
     end: Option<u64>,
     /// The paced flight is over (all sent, or a congestion signal): plain slow start from here.
@@ -62,6 +64,7 @@ impl PacedFlight {
         if self.done || self.end.is_some() || bytes == 0 || !(rate > 0.0 && rate.is_finite()) {
             return StartupAction::default();
         }
+        self.from = from;
         self.end = Some(from + bytes);
         StartupAction { set_cwnd: Some(cwnd), pacing_rate: Some(rate), ..StartupAction::default() }
     }
@@ -96,7 +99,7 @@ impl PacedFlight {
 
     /// `max((D − R)/2, 2)` segments in bytes, `R` = segments retransmitted since the loss.
     fn half_delivered(&self, view: &CcView, retransmitted_since: u64) -> f64 {
-        let d = self.end.unwrap_or(0).div_ceil(view.mss);
+        let d = self.end.map_or(0, |e| e - self.from).div_ceil(view.mss);
         let r = retransmitted_since.div_ceil(view.mss);
         (d.saturating_sub(r) / 2).max(2) as f64 * view.mss as f64
     }
@@ -181,6 +184,17 @@ impl StartupAlgorithm for JumpStart {
         }
         // "pace the D segments at interval RTT_syn / D": D bytes over one RTT.
         self.flight.start(view, d, d as f64 / secs)
+    }
+
+    fn on_restart(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>, snd_max: u64) -> StartupAction {
+        // The response's first flight, paced over the current RTT estimate, as after a handshake.
+        self.flight = PacedFlight::default();
+        let d = self.first_flight(view.mss, queued);
+        let secs = rtt.as_secs_f64();
+        if secs <= 0.0 {
+            return StartupAction::default();
+        }
+        self.flight.start_from(snd_max, d, d as f64 / secs, view.cwnd.max(d as f64))
     }
 
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {

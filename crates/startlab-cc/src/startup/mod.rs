@@ -132,6 +132,16 @@ pub trait StartupAlgorithm: std::fmt::Debug {
         StartupAction::default()
     }
 
+    /// A response starts after an idle period on a connection that runs its fast startup per
+    /// response (`tcp.startup_after_idle`, docs/algorithms/quick-start.md, jump-start.md, more-start.md): `rtt` is the smoothed
+    /// RTT, `queued` the response's bytes and `snd_max` where its first byte goes. Applied like
+    /// [`StartupAlgorithm::on_handshake`]. Jump-Start and More-Start pace the response's first
+    /// flight again; Quick-Start forgets its earlier verdict (a new request rides on the response's
+    /// first segment). Default: nothing (slow start from the restart window).
+    fn on_restart(&mut self, _view: &CcView, _rtt: Dur, _queued: Option<u64>, _snd_max: u64) -> StartupAction {
+        StartupAction::default()
+    }
+
     /// The sender's verdict on its Quick-Start request (RFC 4782) arrived: with the SYN-ACK, or with
     /// the ACK of the first data segment when there is no handshake. Called at most once, and only
     /// for a sender configured to request Quick-Start; applied like
@@ -267,6 +277,10 @@ impl Startup {
     /// Dispatches the handshake RTT sample.
     pub fn on_handshake(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>) -> StartupAction {
         self.inner().on_handshake(view, rtt, queued)
+    }
+    /// Dispatches a per-response restart after idle.
+    pub fn on_restart(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>, snd_max: u64) -> StartupAction {
+        self.inner().on_restart(view, rtt, queued, snd_max)
     }
     /// Dispatches the Quick-Start verdict.
     pub fn on_quick_start(&mut self, view: &CcView, ev: &QuickStartEvent) -> StartupAction {

@@ -55,6 +55,15 @@ impl StartupAlgorithm for MoreStart {
         self.flight.start(view, d, r0)
     }
 
+    fn on_restart(&mut self, view: &CcView, rtt: Dur, queued: Option<u64>, snd_max: u64) -> StartupAction {
+        // R0 for one RTT again, from the response's first byte.
+        self.flight = PacedFlight::default();
+        let r0 = self.payload_rate(view.mss);
+        let segments = ((r0 * rtt.as_secs_f64() / view.mss as f64).floor() as u64).max(1);
+        let d = queued.map_or(segments * view.mss, |q| q.min(segments * view.mss));
+        self.flight.start_from(snd_max, d, r0, view.cwnd.max(d as f64))
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         self.flight.on_ack(view, ack)
     }

@@ -258,6 +258,12 @@ impl QuickStart {
 }
 
 impl StartupAlgorithm for QuickStart {
+    fn on_restart(&mut self, _view: &CcView, _rtt: Dur, _queued: Option<u64>, _snd_max: u64) -> StartupAction {
+        // A new request: the earlier verdict and window are forgotten (RFC 4782 §4.6).
+        *self = QuickStart::new(self.cfg);
+        StartupAction::default()
+    }
+
     fn on_quick_start(&mut self, view: &CcView, ev: &QuickStartEvent) -> StartupAction {
         if self.outcome.is_some() {
             return StartupAction::default();
