@@ -114,10 +114,11 @@ impl Controller {
             c.apply(&action);
         }
         if !c.ssthresh.above(c.cwnd) {
-            // An initial ssthresh at or below the initial window: startup ends before it begins.
-            c.phase = Phase::CongestionAvoidance;
-            c.exit = Some(StartupExit { time: Time::ZERO, reason: ExitReason::Ssthresh, cwnd: c.cwnd });
-            c.entered_ca = Some(Time::ZERO);
+            // An initial ssthresh at or below the initial window (or the first flight the plug-in
+            // just shaped): startup ends before it begins, and with it any hold or pacing the
+            // plug-in asked for (Paced Start's hold would otherwise block the rest of the data).
+            c.leave_startup(Time::ZERO, ExitReason::Ssthresh);
+            c.enter_ca(Time::ZERO);
         }
         c
     }
@@ -598,6 +599,20 @@ mod tests {
         assert_eq!(c.phase(), Phase::SlowStart);
         c.on_idle_decay(10);
         assert_eq!(c.cwnd(), 4.0 * MSS as f64, "never below min(IW, cwnd)");
+    }
+
+    #[test]
+    fn a_first_flight_above_the_initial_ssthresh_ends_startup_without_a_hold() {
+        // Paced Start shapes the first flight (a packet pair, send limit) in on_start; with an
+        // initial ssthresh below it startup is over at once and nothing may stay held (found by
+        // the invariants proptest: a 5-packet flow stalled after 4).
+        let cfg = CcConfig { mss: MSS, initial_window: MSS, initial_ssthresh: Ssthresh::Bytes(2.0 * MSS as f64), loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false };
+        let past = crate::startup::PacedStart::new(crate::startup::PacedStartConfig::default());
+        let c = Controller::new(cfg, Startup::PacedStart(past), Avoidance::Reno(Reno::default()));
+        assert_eq!(c.phase(), Phase::CongestionAvoidance);
+        assert_eq!(c.send_limit(), None);
+        assert_eq!(c.pacing_rate(), None);
+        assert_eq!(c.startup_exit().map(|e| e.reason), Some(ExitReason::Ssthresh));
     }
 
     #[test]
