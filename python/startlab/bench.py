@@ -156,20 +156,26 @@ queue = false
 _REPLAY_DIR: list[Path] = []
 
 
-def replay(connections: int, duration: float) -> str:
-    """TOML replaying ``connections`` synthetic connection vectors (``startlab.replay.generate``:
-    nine RTTs 4-200 ms, load 0.3) on a 1 Gbit/s bottleneck; the vector file is written to a
-    temporary directory once per process (not timed)."""
+def _files_dir() -> Path:
+    """A temporary directory for the files benchmark scenarios name, one per process."""
     import tempfile
-
-    from startlab import replay as vectors
 
     if not _REPLAY_DIR:
         _REPLAY_DIR.append(Path(tempfile.mkdtemp(prefix="startlab-bench-")))
-    path = _REPLAY_DIR[0] / f"vectors-{connections}-{duration:g}.csv"
-    if not path.exists():
-        vectors.write(vectors.generate(connections=connections, rate="1Gbps", load=0.3, duration=duration, seed=1), path)
-    return vectors.scenario_toml(vectors=str(path), rate="1Gbps", duration=duration, buffer_pkts=4167, access_rate="10Gbps")
+    return _REPLAY_DIR[0]
+
+
+def replay(connections: int, duration: float, directory: Path) -> str:
+    """TOML replaying ``connections`` synthetic connection vectors (``startlab.replay.generate``:
+    nine RTTs 4-200 ms, load 0.3) on a 1 Gbit/s bottleneck. The vector file is written to
+    ``directory`` (once; not timed) and named relative to it: the scenario is read with
+    ``directory`` as its base."""
+    from startlab import replay as vectors
+
+    name = f"vectors-{connections}-{duration:g}.csv"
+    if not (directory / name).exists():
+        vectors.write(vectors.generate(connections=connections, rate="1Gbps", load=0.3, duration=duration, seed=1), directory / name)
+    return vectors.scenario_toml(vectors=name, rate="1Gbps", duration=duration, buffer_pkts=4167, access_rate="10Gbps")
 
 
 def names(quick: bool) -> list[str]:
@@ -178,8 +184,9 @@ def names(quick: bool) -> list[str]:
     return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450"]
 
 
-def scenario(name: str, quick: bool) -> str:
-    """The TOML text of one benchmark scenario."""
+def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
+    """The TOML text of one benchmark scenario; files it names are written to ``directory`` (by
+    default a temporary one, see :func:`_files_dir`) and named relative to it."""
     if name.startswith(_DUMBBELL_PREFIX):
         return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
     if name in _SHIPPED:
@@ -189,7 +196,7 @@ def scenario(name: str, quick: bool) -> str:
     if name == "users-1000":
         return users(1000, "2s" if quick else "20s")
     if name == "replay-450":
-        return replay(450, 5.0 if quick else 60.0)
+        return replay(450, 5.0 if quick else 60.0, directory or _files_dir())
     raise ValueError(f"unknown benchmark scenario {name!r}; known: {', '.join(names(False))}")
 
 
@@ -198,9 +205,11 @@ def measure(name: str, quick: bool) -> dict[str, Any]:
     from startlab import _core
 
     text = scenario(name, quick)
+    # The directory of the files the scenario named, if it named any.
+    base = str(_REPLAY_DIR[0]) if _REPLAY_DIR else None
     rss_before = _peak_rss()
     start = time.perf_counter()
-    sim = _core.Simulation(text)
+    sim = _core.Simulation(text, "toml", base)
     sim.run()
     wall = time.perf_counter() - start
     stats = sim.stats()
@@ -310,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.write:
         args.write.mkdir(parents=True, exist_ok=True)
         for name in names(args.quick):
-            (args.write / f"{name}.toml").write_text(scenario(name, args.quick), encoding="utf-8")
+            (args.write / f"{name}.toml").write_text(scenario(name, args.quick, args.write), encoding="utf-8")
             print(args.write / f"{name}.toml")
         return
     if args.one:

@@ -11,7 +11,9 @@ fn main() {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
-    let scenario = startlab_scenario::from_toml(&text).unwrap_or_else(|e| {
+    // Files the scenario names (vector files, rate traces, CDFs) are relative to it.
+    let base = std::path::Path::new(&path).parent();
+    let scenario = startlab_scenario::from_toml_in(&text, base).unwrap_or_else(|e| {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
