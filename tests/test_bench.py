@@ -11,8 +11,12 @@ from startlab import bench
 
 
 @pytest.mark.parametrize("name", bench.names(quick=False))
-def test_every_benchmark_scenario_is_valid(name: str) -> None:
-    startlab.validate(bench.scenario(name, quick=False))
+def test_every_benchmark_scenario_is_valid(name: str, tmp_path: Path) -> None:
+    # As `startlab bench --write DIR` writes it: files the scenario names (the replay's vectors)
+    # beside it, named relative to it.
+    path = tmp_path / f"{name}.toml"
+    path.write_text(bench.scenario(name, quick=False, directory=tmp_path), encoding="utf-8")
+    startlab.validate(path)
 
 
 def test_the_dumbbell_buffer_is_one_bdp_in_packets() -> None:
@@ -30,6 +34,8 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "slow-start-100mbps",
         "slow-start-1gbps",
         "mss100-100mbps",
+        "users-1000",
+        "replay-450",
     ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)
     assert 'duration = "2s"' in bench.scenario("slow-start-1gbps", quick=True)
