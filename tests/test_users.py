@@ -351,3 +351,20 @@ def test_a_user_group_name_must_be_unique() -> None:
     doc["flows"] = [{"name": "u", "size": "10KB"}]
     with pytest.raises(startlab.ScenarioError, match=r"^users\[0\]\.name: "):
         startlab.validate(doc)
+
+
+def test_the_packet_trace_selects_a_user_group_by_name() -> None:
+    doc = scenario(duration="5s")
+    doc["trace"] = {"packets": {"links": ["bottleneck"], "flows": ["u"]}}
+    packets = run(doc).traces.packets
+    assert len(packets) > 0
+    assert set(packets["flow"].astype(str)) <= {"u/0", "u/1", "u/2"} and "u/0" in set(packets["flow"].astype(str))
+    doc["trace"]["packets"]["flows"] = ["u/1"]
+    assert set(run(doc).traces.packets["flow"].astype(str)) == {"u/1"}
+
+
+def test_initial_start_in_users_is_refused_naming_users() -> None:
+    doc = scenario()
+    doc["users"][0]["startup"] = {"algorithm": "initial-start"}
+    with pytest.raises(startlab.ScenarioError, match=r"users\[0\]\.startup\.algorithm: .*tcp\.initial_window in \[\[users\]\]"):
+        run(doc)

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Union
 
-from . import _core
+from . import _core, _transfers
 from ._core import ScenarioError, SimulationError
 
 # result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
@@ -180,6 +180,7 @@ def run(
     max_memory: int | None = None,
     max_wall: float | None = None,
     base: str | os.PathLike[str] | None = None,
+    transfers: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
 
@@ -200,17 +201,27 @@ def run(
             without it.
         base: for a dict scenario, the directory its relative file names (``rate_trace``)
             resolve against; a file scenario uses its own directory.
+        transfers: a ``.parquet`` or ``.csv`` file to stream the ``[[users]]`` transfer rows to:
+            the rows leave the engine as transfers end, so memory grows with the live connections,
+            not with the transfers completed. ``Result.transfers`` is then None and
+            ``Result.transfers_file`` names the file (not written when there are no transfers).
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
         SimulationError: the simulator failed internally (a ``RuntimeError``).
         ResourceLimitError: a limit was exceeded (a ``RuntimeError``).
     """
-    sim = _simulate(
+    sim, stream = _simulate(
         scenario, progress=progress, max_events=max_events, max_sim_time=max_sim_time,
-        max_memory=max_memory, max_wall=max_wall, base=base,
+        max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers,
     )  # fmt: skip
-    return Result._from_native(sim.results(), sim.stats())
+    raw = sim.results()
+    if stream is None:
+        return Result._from_native(raw, sim.stats())
+    stream.finish(raw)
+    result = Result._from_native({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
+    result.transfers, result.transfers_file = None, stream.path
+    return result
 
 
 def _simulate(
@@ -222,10 +233,13 @@ def _simulate(
     max_memory: int | None = None,
     max_wall: float | None = None,
     base: str | os.PathLike[str] | None = None,
-) -> _core.Simulation:
+    transfers: str | os.PathLike[str] | None = None,
+) -> tuple[_core.Simulation, _transfers.TransferStream | None]:
     """:func:`run` up to its results: the finished native simulation (``startlab run --json``
-    turns its columns into JSON without building a :class:`Result`)."""
+    turns its columns into JSON without building a :class:`Result`), and the stream of its
+    transfer rows when ``transfers`` names a file (its ``finish`` completes the file)."""
     started = time.monotonic()
+    target = None if transfers is None else _transfers.check_path(transfers)
     for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
         if value is not None and not value > 0:
             raise ValueError(f"{name} = {value!r}: expected a positive number or None")
@@ -247,11 +261,17 @@ def _simulate(
     if progress is None:
         progress = sys.stderr.isatty()
     baseline = _resident_bytes() or 0
+    stream = None if target is None else _transfers.TransferStream(sim, target)
     wall = None
-    if max_wall is not None or max_memory is not None:
+    if max_wall is not None or max_memory is not None or stream is not None:
         # Both limits are looked at between chunks of events, so that no stretch of simulated
-        # time, however dense, runs unchecked.
-        wall = _Wall(sim, max_wall, started, None if max_events is None else int(max_events), lambda: _check_memory(sim, max_memory, baseline))
+        # time, however dense, runs unchecked; the transfer rows leave the engine there too.
+        def between_chunks() -> None:
+            _check_memory(sim, max_memory, baseline)
+            if stream is not None:
+                stream.drain()
+
+        wall = _Wall(sim, max_wall, started, None if max_events is None else int(max_events), between_chunks)
     if progress:
         _run_with_progress(sim, max_memory, baseline, wall)
     elif max_memory is not None:
@@ -265,7 +285,7 @@ def _simulate(
             f"the run stopped after max_events = {max_events} events, at {sim.now_ns / 1e9:g} s of "
             f"{sim.duration_ns / 1e9:g} s simulated"
         )
-    return sim
+    return sim, stream
 
 
 #: With a wall-time limit the engine runs chunks of at most this many events, and the clock is read

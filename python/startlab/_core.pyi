@@ -48,6 +48,13 @@ class Simulation:
     def stats(self) -> dict[str, int]:
         """Engine counters: events, delivered_packets (data packets delivered to receivers),
         sent_packets, dropped_packets, sim_time_ns."""
+    def drain_transfers(self) -> dict[str, Any]:
+        """The ``[[users]]`` transfers that ended since the last call, as columns (``measured``
+        false), plus ``group`` (the ``[[users]]`` group index); ``results()`` then holds only the
+        transfers not drained."""
+    def transfer_measure(self) -> str:
+        """JSON: how ``measured`` is decided for the transfers of the finished run: ``kind``
+        (``all``, ``time`` with ``from``/``to``, ``warmup`` with ``warmup`` and ``first``)."""
     def results(self) -> dict[str, Any]:
         """Results of a finished run:
         {"flows": {column: list}, "links": {column: list},

@@ -54,6 +54,19 @@ _LINK_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
 )
 
 
+#: Per-group columns of the ``[[users]]`` transfers shown by ``startlab run``.
+_TRANSFER_SUMMARY_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("user", "users", str),
+    ("transfers", "transfers", lambda v: f"{v:.0f}"),
+    ("completed", "completed", lambda v: f"{v:.0f}"),
+    ("completion_median", "median completion\ns", lambda v: f"{v:.3f}"),
+    ("median", "median tput\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("p5", "p5\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("p95", "p95\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("total_loss", "loss\n%", lambda v: f"{100 * v:.2f}"),
+)
+
+
 #: Per-train columns of packet-train probes shown by ``startlab run``.
 _PROBE_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
     ("source", "probe", str),
@@ -168,7 +181,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print the flow and link tables as JSON only."
+    "--json", "as_json", is_flag=True, help="Print the result tables as JSON only (flows, links; responses, transfers, probes when there are any)."
 )
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Write tables and plots here."
@@ -219,15 +232,25 @@ def run(
             written = comparison.write(out)
             click.echo(f"wrote {len(written)} files to {out}", err=True)
         return
+    transfers = None
+    if out is not None:
+        # [[users]] transfer rows stream to the output directory as they end.
+        out.mkdir(parents=True, exist_ok=True)
+        transfers = out / "transfers.parquet"
     with _naming(scenario):
-        sim = startlab._simulate(_scenario_file(scenario), progress=progress, **limits)
+        sim, stream = startlab._simulate(_scenario_file(scenario), progress=progress, transfers=transfers, **limits)
     raw = sim.results()
+    if stream is not None:
+        stream.finish(raw)
+        raw = {k: v for k, v in raw.items() if k != "transfers"}
     if as_json:
         # The JSON of Result.to_json, from the native columns: no pandas to import.
         click.echo(native_json(raw))
         if out is None:
             return
     result = startlab.Result._from_native(raw, sim.stats())
+    if stream is not None:
+        result.transfers, result.transfers_file = None, stream.path
     if not as_json:
         console = stdout_console()
         if len(result.flows) > _MAX_FLOW_ROWS:
@@ -246,6 +269,12 @@ def run(
             console.print(_table(title, active, _LINK_COLUMNS))
         if result.probes is not None and len(result.probes):
             console.print(_table("Packet-train probes", result.probes, _PROBE_COLUMNS))
+        streamed = result.transfers_file if result.transfers_file is not None and result.transfers_file.exists() else None
+        if streamed is not None or (result.transfers is not None and len(result.transfers)):
+            from . import _transfers
+
+            table = _transfers.summary(streamed if streamed is not None else result.transfers)
+            console.print(_table("Measured transfers of the users", table, _TRANSFER_SUMMARY_COLUMNS))
     if out is not None:
         written = result.write(out)
         click.echo(f"wrote {len(written)} files to {out}", err=True)

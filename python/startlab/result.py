@@ -85,7 +85,9 @@ class Result:
             ``received`` (s; NaN if lost).
         transfers: one row per transfer of every ``[[users]]`` user (``user``, ``user_index``,
             ``transfer``, ``size``, ``start``, ``completion_time``, throughput and the startup
-            metrics; docs/RESULTS.md); empty without users.
+            metrics; docs/RESULTS.md); empty without users. None when the run streamed them to
+            ``transfers_file`` (``startlab.run(..., transfers=PATH)``, ``startlab run --out``).
+        transfers_file: the Parquet or CSV file the transfer rows were streamed to, else None.
     """
 
     flows: pd.DataFrame
@@ -98,6 +100,7 @@ class Result:
     probes: pd.DataFrame | None = None
     probe_packets: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
+    transfers_file: Path | None = None
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -130,10 +133,14 @@ class Result:
         return f"Result({len(self.flows)} flows, {len(self.links)} links, {self.traces!r})"
 
     def to_json(self) -> str:
-        """The flow and link tables as JSON ``{"flows": [rows], "links": [rows]}``, null for NaN."""
-        return json.dumps(
-            {"flows": _records(self.flows), "links": _records(self.links)}, allow_nan=False
-        )
+        """The flow and link tables as JSON ``{"flows": [rows], "links": [rows]}``, null for NaN,
+        with ``responses``, ``transfers`` and ``probes`` when the run has rows of them."""
+        document = {"flows": _records(self.flows), "links": _records(self.links)}
+        for name in _JSON_EXTRA:
+            frame = getattr(self, name)
+            if frame is not None and len(frame):
+                document[name] = _records(frame)
+        return json.dumps(document, allow_nan=False)
 
     def summary(self, by: str = "startup", measured: bool = True) -> pd.DataFrame:
         """Per group of flows (by ``startup``, ``group``, ...): the papers' multi-flow figures.
@@ -228,6 +235,8 @@ class Result:
             written += [out / f"{name}.parquet", out / f"{name}.csv"]
             frame.to_parquet(written[-2], index=False)
             frame.to_csv(written[-1], index=False)
+        if self.transfers is None and self.transfers_file is not None and self.transfers_file.exists():
+            written += _copy_streamed(self.transfers_file, out / "transfers")
         for name, document in {"scenario": self.scenario, "stats": self.stats}.items():
             written.append(out / f"{name}.json")
             written[-1].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -260,8 +269,30 @@ _TRANSFER_COLUMNS = (
 _PROBE_COLUMNS = ("source", "train", "source_gap", "sent", "received", "dest_gap", "gap_difference", "train_rate")
 _PROBE_PACKET_COLUMNS = ("source", "train", "index", "sent", "received")
 
+#: Column orders ``Result`` imposes on the native tables (``native_json`` follows them).
+_EXTRA_ORDER = {"transfers": _TRANSFER_COLUMNS, "probes": _PROBE_COLUMNS}
+
 #: ``write`` adds the throughput CDF for runs with at least this many flows with a throughput.
 _CDF_MIN_FLOWS = 10
+
+
+def _copy_streamed(source: Path, stem: Path) -> list[Path]:
+    """A streamed transfers table as ``stem.parquet`` and ``stem.csv``, through DuckDB (out of
+    core), leaving ``source`` itself in place."""
+    import duckdb
+
+    paths = []
+    with duckdb.connect() as con:
+        con.execute("SET enable_progress_bar = false")
+        for suffix, options in ((".parquet", "FORMAT parquet"), (".csv", "FORMAT csv, HEADER true")):
+            target = stem.with_suffix(suffix)
+            paths.append(target)
+            if target.resolve() == source.resolve():
+                continue
+            quoted = str(source).replace("'", "''")
+            reader = "read_parquet" if source.suffix.lower() == ".parquet" else "read_csv_auto"
+            con.execute(f"COPY (SELECT * FROM {reader}('{quoted}')) TO '{str(target).replace(chr(39), chr(39) * 2)}' ({options})")
+    return paths
 
 
 def _save(figure: Figure, stem: Path) -> list[Path]:
@@ -346,7 +377,17 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def native_json(raw: Mapping[str, Any]) -> str:
     """What :meth:`Result.to_json` gives for the result built from ``raw`` (``Simulation.results()``),
     computed from the native columns directly, without NumPy or pandas (``startlab run --json``)."""
-    return json.dumps({"flows": _native_records(raw["flows"]), "links": _native_records(raw["links"])}, allow_nan=False)
+    document = {"flows": _native_records(raw["flows"]), "links": _native_records(raw["links"])}
+    for name in _JSON_EXTRA:
+        columns = raw.get(name) or {}
+        if any(len(v) for v in columns.values()):
+            order = _EXTRA_ORDER.get(name)
+            document[name] = _native_records({k: columns[k] for k in order} if order else columns)
+    return json.dumps(document, allow_nan=False)
+
+
+#: Tables ``--json`` adds when a run has rows of them.
+_JSON_EXTRA = ("responses", "transfers", "probes")
 
 
 def _native_records(columns: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

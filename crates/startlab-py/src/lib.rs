@@ -104,30 +104,43 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 
 /// Rows (serialised structs) pivoted into `{column: list}`, columns in field order.
 fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Option<&T>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let values: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
-    // Every key of every row, in order of first appearance: plug-in columns (e.g. `past_case`)
-    // exist only on the flows that ran that plug-in; other rows get null.
+    // Row by row (each row's JSON value is dropped before the next), so that a table of a million
+    // rows never exists twice in memory. Every key of every row, in order of first appearance:
+    // plug-in columns (e.g. `past_case`) exist only on the flows that ran that plug-in; other
+    // rows get null.
     let mut names: Vec<String> = Vec::new();
-    for v in &values {
-        if let Value::Object(o) = v {
-            for k in o.keys() {
-                if !names.contains(k) {
-                    names.push(k.clone());
+    let mut lists: Vec<Bound<'py, PyList>> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let Value::Object(o) = serde_json::to_value(row).map_err(|e| SimulationError::new_err(e.to_string()))? else {
+            continue;
+        };
+        for k in o.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+                let l = PyList::empty(py);
+                for _ in 0..i {
+                    l.append(py.None())?;
                 }
+                lists.push(l);
+            }
+        }
+        for (name, l) in names.iter().zip(&lists) {
+            match o.get(name) {
+                Some(v) => l.append(json_to_py(py, v)?)?,
+                None => l.append(py.None())?,
             }
         }
     }
-    if values.is_empty() {
+    if rows.is_empty() {
         if let Some(Ok(Value::Object(o))) = template.map(serde_json::to_value) {
-            names = o.keys().cloned().collect();
+            for k in o.keys() {
+                names.push(k.clone());
+                lists.push(PyList::empty(py));
+            }
         }
     }
-    for name in names {
-        let l = PyList::empty(py);
-        for v in &values {
-            l.append(json_to_py(py, &v[&name])?)?;
-        }
+    let d = PyDict::new(py);
+    for (name, l) in names.into_iter().zip(lists) {
         d.set_item(name, l)?;
     }
     Ok(d)
@@ -252,6 +265,25 @@ impl Simulation {
         let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
         out.set_item("scenario", scenario)?;
         Ok(out)
+    }
+
+    /// The `[[users]]` transfers that ended since the last call, as columns (`measured` false),
+    /// plus `group`: each row's `[[users]]` group index (the order of the final table).
+    fn drain_transfers<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let rows = self.sim.drain_transfers();
+        let groups: Vec<usize> =
+            rows.iter().map(|r| self.sim.scenario().users.iter().position(|u| u.name == r.user).unwrap_or(usize::MAX)).collect();
+        let out = columns(py, &rows, Some(&startlab_sim::TransferResult::default()))?;
+        out.set_item("group", groups)?;
+        Ok(out)
+    }
+
+    /// How `measured` is decided for the transfers of the finished run (JSON text).
+    fn transfer_measure(&self) -> PyResult<String> {
+        if !self.sim.finished() {
+            return Err(SimulationError::new_err("transfer_measure() needs a finished run"));
+        }
+        Ok(self.sim.transfer_measure().to_string())
     }
 
     /// Conservation and monotonicity checks (raises SimulationError naming each violation).

@@ -364,7 +364,7 @@ pub(crate) fn resolve_packet_trace(pt: &raw::PacketTrace, topo: &Topology, cross
         for (i, f) in flows.iter().enumerate() {
             if !names.iter().any(|n| crate::name_matches(f, n) || n == f) {
                 let shown: Vec<&&str> = names.iter().take(12).collect();
-                return err(format!("{p}.flows[{i}]"), format!("{f:?} names no flow, arrival process or cross source; names are {shown:?}"));
+                return err(format!("{p}.flows[{i}]"), format!("{f:?} names no flow, arrival process, user group, replay or cross source; names are {shown:?}"));
             }
         }
     }

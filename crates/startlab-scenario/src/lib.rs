@@ -858,9 +858,14 @@ impl PacketTraceSpec {
     }
 }
 
-/// `entry` names `name` itself or one of its replicates (`entry-k`).
+/// `entry` names `name` itself, one of its replicates or replayed connections (`entry-k`), or one
+/// of its users (`entry/k`).
 pub(crate) fn name_matches(entry: &str, name: &str) -> bool {
-    name == entry || name.strip_prefix(entry).and_then(|r| r.strip_prefix('-')).is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    name == entry
+        || name
+            .strip_prefix(entry)
+            .and_then(|r| r.strip_prefix('-').or_else(|| r.strip_prefix('/')))
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -306,9 +306,18 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     let packet_trace = match s.trace.as_ref().and_then(|t| t.packets.as_ref()) {
         None => None,
         Some(pt) => {
+            // Users and replayed connections by name too: `NAME/k`, `NAME-id`.
+            let members: Vec<String> = users
+                .iter()
+                .flat_map(|u| (0..u.count).map(move |k| format!("{}/{k}", u.name)))
+                .chain(replay.iter().flat_map(|r| r.connections.iter().map(move |c| format!("{}-{}", r.name, c.id))))
+                .collect();
             let mut names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
             names.extend(s.flows.iter().map(|f| f.name.as_str()));
             names.extend(arrivals.iter().map(|a| a.name.as_str()));
+            names.extend(users.iter().map(|u| u.name.as_str()));
+            names.extend(replay.iter().map(|r| r.name.as_str()));
+            names.extend(members.iter().map(String::as_str));
             names.extend(cross.iter().map(|c| c.name.as_str()));
             Some(crate::impairments::resolve_packet_trace(pt, &topo, cross.len(), &names)?)
         }
@@ -411,6 +420,7 @@ struct Picks<'a> {
 
 /// The startup mix and the host-picking rule of `[[arrivals]]` or `[[users]]` at `p`.
 fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topology) -> R<(Vec<(StartupSpec, f64)>, ArrivalEnds)> {
+    let group = if p.starts_with("users") { "[[users]]" } else { "[[arrivals]]" };
     let mix = match (&w.startup, &w.mix) {
         (Some(_), Some(_)) => return err(format!("{p}.mix"), "give either startup (one algorithm) or mix (several with shares), not both"),
         (None, Some(m)) => {
@@ -432,7 +442,7 @@ fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topology) -> R<(Ve
                 let s = startup(&q, Some(&table), tcp.mss)?;
                 classic_startup_checks(&q, Some(&table), &s, tcp)?;
                 if s.algorithm == "initial-start" {
-                    return err(format!("{q}.algorithm"), "\"initial-start\" sets the initial window; give it as tcp.initial_window of a separate [[arrivals]]");
+                    return err(format!("{q}.algorithm"), format!("\"initial-start\" sets the initial window; give it as tcp.initial_window of a separate {group}"));
                 }
                 out.push((s, share));
             }
@@ -446,7 +456,7 @@ fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topology) -> R<(Ve
             let s = startup(&format!("{p}.startup"), *startup_table, tcp.mss)?;
             classic_startup_checks(&format!("{p}.startup"), *startup_table, &s, tcp)?;
             if s.algorithm == "initial-start" {
-                return err(format!("{p}.startup.algorithm"), "\"initial-start\" sets the initial window; use tcp.initial_window in [[arrivals]]");
+                return err(format!("{p}.startup.algorithm"), format!("\"initial-start\" sets the initial window; use tcp.initial_window in {group}"));
             }
             vec![(s, 1.0)]
         }

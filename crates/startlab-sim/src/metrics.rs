@@ -369,21 +369,17 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The `[[users]]` transfers: those that ended, then those in progress, ordered by group,
-    /// user and transfer; `measured` by `[measure]` applied to their start times.
-    fn transfer_results(&self, end: Time, warmup_end: Option<f64>) -> Vec<TransferResult> {
+    /// The `[[users]]` transfers still held by the engine (all of them unless
+    /// [`Simulation::drain_transfers`] took some), then those in progress, ordered by group, user
+    /// and transfer; `measured` by `[measure]` applied to their start times. Also returns the
+    /// warm-up end of a `[[users]]`-only run with an automatic warm-up (over every transfer,
+    /// drained or not).
+    fn transfer_results(&self, end: Time, flows_warmup: Option<f64>) -> (Vec<TransferResult>, Option<f64>) {
         let mut rows: Vec<&TransferRow> = self.transfers.iter().collect();
         let live: Vec<TransferRow> = (0..self.flows.len()).filter_map(|i| self.transfer_row(i, end, true)).collect();
         rows.extend(live.iter());
         rows.sort_by_key(|r| (r.group, r.user, r.transfer));
-        let endf = end.as_secs_f64();
-        let warmup = match self.scenario.measure.window {
-            MeasureWindow::Warmup { warmup: None, .. } if self.flows.iter().all(|f| f.user.is_some()) => {
-                auto_warmup(&rows.iter().map(|r| (r.start, r.completion_time.map_or(endf, |c| r.start + c))).collect::<Vec<_>>(), endf)
-            }
-            MeasureWindow::Warmup { warmup: Some(w), .. } => Some(w.as_secs_f64()),
-            _ => warmup_end,
-        };
+        let warmup = self.transfer_warmup_with(&live, end, flows_warmup);
         let mut out: Vec<TransferResult> = rows
             .into_iter()
             .map(|r| {
@@ -392,33 +388,7 @@ impl Simulation {
                     MeasureWindow::Time { from, to } => r.start >= from.as_secs_f64() && r.start < to.as_secs_f64(),
                     MeasureWindow::Warmup { .. } => warmup.is_some_and(|w| r.start >= w),
                 };
-                TransferResult {
-                    user: self.scenario.users[r.group as usize].name.clone(),
-                    user_index: r.user as u64,
-                    flow: self.flows[r.flow as usize].name.clone(),
-                    transfer: r.transfer,
-                    connection: if r.persistent { "persistent" } else { "new" }.to_string(),
-                    size: r.size,
-                    think: r.think,
-                    start: r.start,
-                    completion_time: r.completion_time,
-                    completed: r.completed,
-                    throughput: r.throughput.or_else(|| r.completion_time.filter(|&c| r.persistent && c > 0.0).map(|c| r.size as f64 * 8.0 / c)),
-                    su_time: r.su_time,
-                    su_throughput: r.su_throughput,
-                    su_loss: r.su_loss,
-                    exit_reason: r.exit_reason.clone(),
-                    exit_cwnd_pkts: r.exit_cwnd_pkts,
-                    overshoot: r.overshoot,
-                    time_to_90: r.time_to_90,
-                    packets_sent: r.packets_sent,
-                    retransmissions: r.retransmissions,
-                    drops: r.drops,
-                    timeouts: r.timeouts,
-                    loss_rate: ratio(r.drops, r.packets_sent),
-                    retransmission_ratio: ratio(r.packets_sent - r.retransmissions, r.packets_sent),
-                    measured,
-                }
+                self.transfer_result(r, measured)
             })
             .collect();
         if let MeasureWindow::Warmup { flows: Some(n), .. } = self.scenario.measure.window {
@@ -429,7 +399,121 @@ impl Simulation {
                 out[i].measured = false;
             }
         }
-        out
+        let users_only = !self.flows.is_empty() && self.flows.iter().all(|f| f.user.is_some());
+        (out, if users_only { warmup } else { None })
+    }
+
+    /// The warm-up end that decides the transfers' `measured` (`[measure]`): fixed, found from the
+    /// transfers' active spans (runs of `[[users]]` alone), or the flows' own (`flows_warmup`).
+    fn transfer_warmup_with(&self, live: &[TransferRow], end: Time, flows_warmup: Option<f64>) -> Option<f64> {
+        match self.scenario.measure.window {
+            MeasureWindow::Warmup { warmup: None, .. } if self.flows.iter().all(|f| f.user.is_some()) => {
+                let mut busy = self.transfer_busy.clone();
+                for r in live {
+                    busy.add_row(r, end);
+                }
+                busy.warmup(end)
+            }
+            MeasureWindow::Warmup { warmup: Some(w), .. } => Some(w.as_secs_f64()),
+            MeasureWindow::Warmup { warmup: None, .. } => flows_warmup,
+            _ => None,
+        }
+    }
+
+    /// How `measured` is decided for the transfers of this run, once it finished: the window kind
+    /// (`all`, `time` with `from`/`to`, `warmup` with its end), and `first` (the first n by start
+    /// among the others). A program that streams the transfers out
+    /// ([`Simulation::drain_transfers`]) applies it to all of them at the end.
+    pub fn transfer_measure(&self) -> serde_json::Value {
+        let end = self.now();
+        let live: Vec<TransferRow> = (0..self.flows.len()).filter_map(|i| self.transfer_row(i, end, true)).collect();
+        match self.scenario.measure.window {
+            MeasureWindow::All => serde_json::json!({"kind": "all"}),
+            MeasureWindow::Time { from, to } => serde_json::json!({"kind": "time", "from": from.as_secs_f64(), "to": to.as_secs_f64()}),
+            MeasureWindow::Warmup { flows: first, .. } => {
+                let mut flows: Vec<FlowResult> = (0..self.flows.len()).filter(|&i| self.flows[i].user.is_none()).map(|i| self.flow_row(i, end)).collect();
+                let flows_warmup = self.mark_measured(&mut flows, end.as_secs_f64());
+                serde_json::json!({"kind": "warmup", "warmup": self.transfer_warmup_with(&live, end, flows_warmup), "first": first})
+            }
+        }
+    }
+
+    /// Takes the transfers that ended since the last call (in the order they ended) out of the
+    /// engine, so that a long run's memory stays with its live connections: the caller writes
+    /// them out and applies [`Simulation::transfer_measure`] at the end (`measured` is false
+    /// here). [`Simulation::results`] then reports only the transfers not drained.
+    pub fn drain_transfers(&mut self) -> Vec<TransferResult> {
+        let rows = std::mem::take(&mut self.transfers);
+        rows.iter().map(|r| self.transfer_result(r, false)).collect()
+    }
+
+    fn transfer_result(&self, r: &TransferRow, measured: bool) -> TransferResult {
+        TransferResult {
+            user: self.scenario.users[r.group as usize].name.clone(),
+            user_index: r.user as u64,
+            flow: self.flows[r.flow as usize].name.clone(),
+            transfer: r.transfer,
+            connection: if r.persistent { "persistent" } else { "new" }.to_string(),
+            size: r.size,
+            think: r.think,
+            start: r.start,
+            completion_time: r.completion_time,
+            completed: r.completed,
+            throughput: r.throughput.or_else(|| r.completion_time.filter(|&c| r.persistent && c > 0.0).map(|c| r.size as f64 * 8.0 / c)),
+            su_time: r.su_time,
+            su_throughput: r.su_throughput,
+            su_loss: r.su_loss,
+            exit_reason: r.exit_reason.clone(),
+            exit_cwnd_pkts: r.exit_cwnd_pkts,
+            overshoot: r.overshoot,
+            time_to_90: r.time_to_90,
+            packets_sent: r.packets_sent,
+            retransmissions: r.retransmissions,
+            drops: r.drops,
+            timeouts: r.timeouts,
+            loss_rate: ratio(r.drops, r.packets_sent),
+            retransmission_ratio: ratio(r.packets_sent - r.retransmissions, r.packets_sent),
+            measured,
+        }
+    }
+}
+
+/// Active time of the `[[users]]` transfers per `WARMUP_WINDOW`, in nanoseconds (integer sums:
+/// the same whatever order the transfers are added in), kept as transfers end so that the
+/// automatic warm-up needs no per-transfer memory.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BusyWindows {
+    busy: Vec<u64>,
+}
+
+impl BusyWindows {
+    /// Adds a transfer's span from its start to its completion (the run's `end` if none).
+    pub(crate) fn add_row(&mut self, r: &TransferRow, end: Time) {
+        let ns = |s: f64| (s.max(0.0) * 1e9).round() as u64;
+        let a = ns(r.start);
+        let b = r.completion_time.map_or(end.as_nanos(), |c| ns(r.start + c)).min(end.as_nanos());
+        if b <= a {
+            return;
+        }
+        let width = (WARMUP_WINDOW * 1e9) as u64;
+        let mut lo = a / width * width;
+        while lo < b {
+            let hi = lo + width;
+            let w = (lo / width) as usize;
+            if self.busy.len() <= w {
+                self.busy.resize(w + 1, 0);
+            }
+            self.busy[w] += b.min(hi) - a.max(lo);
+            lo = hi;
+        }
+    }
+
+    /// The automatic warm-up end for a run that ended at `end`: as [`auto_warmup`].
+    pub(crate) fn warmup(&self, end: Time) -> Option<f64> {
+        let windows = (end.as_secs_f64() / WARMUP_WINDOW).floor() as usize;
+        let width = WARMUP_WINDOW * 1e9;
+        let mean: Vec<f64> = (0..windows).map(|w| self.busy.get(w).copied().unwrap_or(0) as f64 / width).collect();
+        settled(&mean)
     }
 }
 
@@ -455,6 +539,11 @@ pub fn auto_warmup(spans: &[(f64, f64)], end: f64) -> Option<f64> {
         }
     }
     let mean: Vec<f64> = busy.iter().map(|b| b / WARMUP_WINDOW).collect();
+    settled(&mean)
+}
+
+/// The end of the first window whose mean active count is within 10 % (or one) of the previous.
+fn settled(mean: &[f64]) -> Option<f64> {
     (1..mean.len()).find(|&w| mean[w] > 0.0 && (mean[w] - mean[w - 1]).abs() <= (0.1 * mean[w - 1]).max(1.0)).map(|w| (w + 1) as f64 * WARMUP_WINDOW)
 }
 
@@ -738,7 +827,8 @@ impl Simulation {
                 train_rate,
             });
         }
-        let transfers = self.transfer_results(end, warmup_end);
+        let (transfers, users_warmup) = self.transfer_results(end, warmup_end);
+        let warmup_end = warmup_end.or(users_warmup);
         Results {
             transfers,
             probes,

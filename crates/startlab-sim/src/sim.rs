@@ -345,6 +345,8 @@ pub struct Simulation {
     pub(crate) group_names: Vec<String>,
     /// The transfers of `[[users]]` users that ended (finished, or replaced by the next one).
     pub(crate) transfers: Vec<crate::metrics::TransferRow>,
+    /// The active time of every transfer that ended, per warm-up window (drained or not).
+    pub(crate) transfer_busy: crate::metrics::BusyWindows,
     /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
     ptrace: Option<Box<PacketTracing>>,
     /// Every packet of the packet-train probes, in the order sent.
@@ -964,6 +966,7 @@ impl Simulation {
             groups,
             group_names,
             transfers: Vec::new(),
+            transfer_busy: crate::metrics::BusyWindows::default(),
             ptrace,
             probe: Vec::new(),
         })
@@ -1606,6 +1609,9 @@ impl Simulation {
         let bottleneck = self.flows[f as usize].bottleneck as usize;
         early_settle(&mut self.net.channels[bottleneck], &mut self.flows, |_, g| (g == f).then_some(true));
         let row = self.transfer_row(f as usize, now, false);
+        if let Some(r) = &row {
+            self.transfer_busy.add_row(r, now);
+        }
         self.transfers.extend(row);
         let i = f as usize;
         let fl = &mut self.flows[i];
@@ -1645,6 +1651,9 @@ impl Simulation {
             r.completed = true;
             r
         });
+        if let Some(r) = &row {
+            self.transfer_busy.add_row(r, now);
+        }
         self.transfers.extend(row);
         let fl = &mut self.flows[f as usize];
         let (Some(u), Some(app)) = (fl.user.as_mut(), fl.app.as_mut()) else { return };

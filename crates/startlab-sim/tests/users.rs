@@ -182,15 +182,13 @@ fn fast_startups_act_again_per_response_after_idle_above_the_size_threshold() {
         for k in 1..4 {
             assert!(again[k] < 0.6 * once[k], "{startup}: response {k} took {} with, {} without", again[k], once[k]);
         }
-        // Responses of 200 KB are not above a 300 KB threshold: no restart (and no Quick-Start
-        // request at all, not even for the first response); a 100 KB threshold restarts.
+        // Responses of 200 KB are not above a 300 KB threshold: no restart, and no fast startup
+        // at all, not even for the first response (Quick-Start sends no request; Jump- and
+        // More-Start size their first flight on the response, so they skip it); a 100 KB
+        // threshold restarts.
         let above = responses(startup, true, "300KB");
         assert_eq!(above[1..], once[1..], "{startup}");
-        if startup.contains("quick-start") {
-            assert!(above[0] > 2.0 * once[0], "{startup}: {} vs {}", above[0], once[0]);
-        } else {
-            assert_eq!(above[0], once[0], "{startup}: the handshake sizes the first flight");
-        }
+        assert!(above[0] > 1.5 * once[0], "{startup}: {} vs {}", above[0], once[0]);
         // (With a threshold Quick-Start's first request waits for the first data segment.)
         // (The first response then ends at another moment, so the RTT estimate differs slightly.)
         let below = responses(startup, true, "100KB");

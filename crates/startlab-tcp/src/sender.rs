@@ -233,6 +233,9 @@ pub struct Sender {
     qs_restart: bool,
     /// With `app_limited`: bytes the application has handed over so far.
     app_limit: u64,
+    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
+    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
+    handshake_rtt: Option<Dur>,
     /// Last data transmission (for the idle restart).
     last_send: Time,
     /// ECN is in use on this connection (asked for, and agreed or no handshake).
@@ -288,6 +291,7 @@ impl Sender {
             qs_seq: 0,
             qs_restart: false,
             app_limit: 0,
+            handshake_rtt: None,
             last_send: Time::ZERO,
             ecn_ok: false,
             ecn_recover: None,
@@ -408,7 +412,18 @@ impl Sender {
                 }
             }
         }
+        if let Some(rtt) = self.handshake_rtt.take() {
+            self.first_response_startup(rtt, bytes.div_ceil(self.mss()) * self.mss());
+        }
         self.app_limit += bytes.div_ceil(self.mss()) * self.mss();
+    }
+
+    /// The first response of an application-limited connection: the startup sizes its first
+    /// flight on it, unless it is not above `startup_min_response`.
+    fn first_response_startup(&mut self, rtt: Dur, queued: u64) {
+        if self.cfg.startup_min_response == 0 || queued > self.cfg.startup_min_response {
+            self.cc.on_handshake(rtt, Some(queued));
+        }
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -676,8 +691,17 @@ impl Sender {
                     self.rtt.raise_to(Dur::from_secs(3));
                 } else {
                     self.rtt.on_sample(now - at);
-                    // The startup plug-in may size and pace the first flight (Jump-Start).
-                    self.cc.on_handshake(now - at, self.cfg.size);
+                    // The startup plug-in may size and pace the first flight (Jump-Start) on
+                    // the data queued now; an application-limited sender with nothing queued
+                    // yet waits for its first response (a server learns the response size when
+                    // the request arrives, after the handshake).
+                    if !self.cfg.app_limited {
+                        self.cc.on_handshake(now - at, self.cfg.size);
+                    } else if self.app_limit > self.snd_max {
+                        self.first_response_startup(now - at, self.app_limit - self.snd_max);
+                    } else {
+                        self.handshake_rtt = Some(now - at);
+                    }
                 }
             }
             return 0;
