@@ -216,6 +216,12 @@ def parse(text: str, base_dir: str | Path | None = None, default_name: str = "sw
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SweepError(f"the sweep file is not valid TOML: {e}") from None
+    return parse_document(doc, text, base_dir, default_name)
+
+
+def parse_document(doc: Mapping[str, Any], text: str, base_dir: str | Path | None = None, default_name: str = "sweep") -> Sweep:
+    """Check a sweep given as the parsed TOML document ``doc``; ``text`` is the source stored
+    with its runs."""
     unknown = set(doc) - {"sweep", "axis", "base"}
     if unknown:
         raise SweepError(f"unknown top-level key {sorted(unknown)[0]!r}; expected [sweep], [base] and [[axis]]")

@@ -108,6 +108,8 @@ class Outcome:
     flows: Any = None  # pyarrow.Table with the run's key first
     links: Any = None
     traces: dict[str, str] | None = None
+    #: ``responses``, ``transfers``, ``probes``, ``probe_packets`` of the runs that have rows.
+    tables: dict[str, Any] | None = None
 
 
 @dataclass
@@ -210,8 +212,21 @@ def execute(task: Task) -> Outcome:
         task.key, "ok", None, time.perf_counter() - started,
         events=int(result.stats["events"]), sim_time_s=result.stats["sim_time_ns"] / 1e9,
         warmup_end=result.warmup_end, flows=_arrow(task.key, result.flows), links=_arrow(task.key, result.links),
-        traces=traces,
+        traces=traces, tables=_extra_tables(task.key, result),
     )  # fmt: skip
+
+
+#: Result tables a sweep stores beside ``flows`` and ``links`` when a run has rows of them.
+EXTRA_TABLES = ("responses", "transfers", "probes", "probe_packets")
+
+
+def _extra_tables(key: str, result: Any) -> dict[str, Any]:
+    out = {}
+    for name in EXTRA_TABLES:
+        frame = getattr(result, name, None)
+        if frame is not None and len(frame):
+            out[name] = _arrow(key, frame)
+    return out
 
 
 def _arrow(key: str, frame: pd.DataFrame) -> Any:
@@ -235,7 +250,7 @@ def _plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def _write_traces(result: Any, directory: Path) -> dict[str, str]:
     directory.mkdir(parents=True, exist_ok=True)
     written = {}
-    for kind in ("cwnd", "seq", "queue"):
+    for kind in ("cwnd", "seq", "queue", "packets"):
         frame = getattr(result.traces, kind)
         if frame is None or frame.empty:
             continue
@@ -247,9 +262,14 @@ def _write_traces(result: Any, directory: Path) -> dict[str, str]:
     return written
 
 
+#: Tables holding rows of stored runs (by ``key``).
+_STORED = ("runs", "flows", "links", "traces", *EXTRA_TABLES)
+
+
 class Store:
-    """The sweep's DuckDB database: ``sweep``, ``axes``, ``runs``, ``flows``, ``links`` and
-    ``traces`` (see docs/SWEEPS.md)."""
+    """The sweep's DuckDB database: ``sweep``, ``axes``, ``runs``, ``flows``, ``links``,
+    ``traces`` and, when runs have rows of them, ``responses``, ``transfers``, ``probes`` and
+    ``probe_packets`` (see docs/SWEEPS.md)."""
 
     def __init__(self, path: Path, sweep: Sweep) -> None:
         import duckdb
@@ -310,7 +330,7 @@ class Store:
                 con.execute(f'ALTER TABLE runs ADD COLUMN "{c.name}" {c.type}')
         con.execute("CREATE TABLE IF NOT EXISTS traces (key VARCHAR, kind VARCHAR, path VARCHAR)")
         con.execute("COMMIT")
-        self._tables = {t: self._columns(t) for t in ("runs", "flows", "links", "traces")}
+        self._tables = {t: self._columns(t) for t in _STORED}
 
     def keep_only(self, keys: Iterable[str]) -> tuple[int, int]:
         """Make ``runs``, ``flows``, ``links`` and ``traces`` hold the runs of ``keys`` (the current
@@ -323,7 +343,7 @@ class Store:
         moved = [0, 0]
         con.execute("BEGIN")
         try:
-            for table in ("runs", "flows", "links", "traces"):
+            for table in _STORED:
                 home = self._tables.get(table) or {}
                 archive = f"archive_{table}"
                 if not home:
@@ -377,7 +397,7 @@ class Store:
             marks = ", ".join("?" for _ in names)
             quoted = ", ".join(f'"{n}"' for n in names)
             con.execute(f"INSERT INTO runs ({quoted}, finished_at) VALUES ({marks}, now())", values)
-            for table, frame in (("flows", outcome.flows), ("links", outcome.links)):
+            for table, frame in (("flows", outcome.flows), ("links", outcome.links), *(outcome.tables or {}).items()):
                 if frame is not None and frame.num_rows:
                     self._insert(table, frame)
             for kind, path in (outcome.traces or {}).items():
