@@ -603,6 +603,9 @@ _LAZY_COMMANDS = (
         "or its CDF over flows (--kind cdf); print the table behind it.",
     ),
 )
+_LAZY_COMMANDS += (
+    ("reproduce", "startlab.reproduce.cli:reproduce_command", "Reproduce the papers' results: startlab reproduce --list | NAME | --all --report DIR."),
+)
 for _name, _target, _help in _LAZY_COMMANDS:
     cli.add_command(_LazyCommand(_name, _target, _help))
 

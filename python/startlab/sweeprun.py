@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -602,6 +602,31 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
 
 
+#: Worker pools lent to every local sweep run inside :func:`shared_workers` (innermost last).
+_SHARED: list[tuple[int, cf.ProcessPoolExecutor]] = []
+
+
+@contextmanager
+def shared_workers(jobs: int) -> Iterator[None]:
+    """Local sweeps run inside this block with ``jobs`` workers use one pool of worker processes,
+    started once (``startlab reproduce --all`` runs dozens of small sweeps: starting a pool for
+    each would cost more than their runs). A pool a crashed worker broke is dropped, and the
+    sweeps after it start their own."""
+    pool = _pool(jobs)
+    entry = (jobs, pool)
+    _SHARED.append(entry)
+    try:
+        yield
+    finally:
+        if entry in _SHARED:
+            _SHARED.remove(entry)
+        pool.shutdown()
+
+
+def _lent(jobs: int) -> cf.ProcessPoolExecutor | None:
+    return next((pool for n, pool in reversed(_SHARED) if n == jobs), None)
+
+
 def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execute) -> Iterator[tuple[Task, Outcome]]:
     """Runs on a pool of ``jobs`` processes, yielding each outcome as it completes. A worker that
     dies (a crash, the kernel's OOM killer) breaks the pool: the runs that were in flight are
@@ -611,7 +636,8 @@ def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execu
     while pending:
         suspects: list[Task] = []
         workers = min(jobs, len(pending))
-        with _pool(workers) as pool:
+        lent = _lent(jobs)
+        with nullcontext(lent) if lent is not None else _pool(workers) as pool:
             flying: dict[cf.Future[Outcome], Task] = {}
             try:
                 broken = False
@@ -625,6 +651,7 @@ def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execu
                             outcome = future.result()
                         except cf.process.BrokenProcessPool:
                             broken = True  # every run still in flight is a suspect
+                            _SHARED[:] = [e for e in _SHARED if e[1] is not pool]
                             continue
                         yield flying.pop(future), outcome
                 suspects = list(flying.values())

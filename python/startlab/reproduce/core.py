@@ -13,6 +13,7 @@ again, or rendering the report again, re-runs nothing already stored.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
@@ -365,3 +366,27 @@ def _save(figure: Figure, stem: Path) -> list[Path]:
         figure.savefig(paths[1], metadata={"Date": None})
     plt.close(figure)
     return paths
+
+
+def run_all(
+    *, quick: bool = False, out: str | Path = "startlab-reproduce", jobs: int | None = None, dask: str | None = None,
+    progress: bool | None = None, names: Sequence[str] | None = None, echo: Callable[[str], None] | None = None,
+) -> list[Outcome]:  # fmt: skip
+    """Run every experiment (or those of ``names``) into ``out``; local runs share one pool of
+    worker processes. ``echo`` is told each experiment's name and time as it finishes."""
+    import os
+
+    from .. import sweeprun
+
+    chosen = [get(n) for n in names] if names else experiments()
+    workers = jobs or os.cpu_count() or 1
+    outcomes = []
+    with sweeprun.shared_workers(workers) if dask is None else contextlib.nullcontext():
+        for exp in chosen:
+            outcome = run(exp.name, quick=quick, out=out, jobs=workers, dask=dask, progress=progress)
+            outcomes.append(outcome)
+            if echo is not None:
+                counts = ", ".join(f"{sum(c.verdict == v for c in outcome.claims)} {v}" for v in VERDICTS if any(c.verdict == v for c in outcome.claims))
+                echo(f"{exp.name}: {outcome.seconds:.1f} s, {counts}")
+    return outcomes
+
