@@ -111,3 +111,18 @@ def test_a_target_load_sets_the_mean_think_time() -> None:
     doc["flows"][0]["app"]["think"] = "1s"
     with pytest.raises(startlab.ScenarioError, match=r"app\.load: give either think"):
         startlab.validate(doc)
+
+
+def test_a_quick_start_response_takes_t_qs_as_the_model_says() -> None:
+    # Scharf's T_QS = T_Paced + τ: the Quick-Start request on the SYN is answered within the
+    # exchange's own round trip, so the response time is T_QS, not τ + T_QS (the model added a
+    # second τ until 2026-11-24). 1 MB over 10 Mbit/s and 200 ms, approved at 5.12 Mbit/s.
+    doc = web(count=1)
+    doc["flows"][0]["startup"] = {"algorithm": "quick-start", "rate": "10Mbps"}
+    doc["flows"][0]["app"]["response"] = {"dist": "fixed", "value": "1MB"}
+    doc["duration"] = "20s"
+    result = startlab.run(doc, progress=False)
+    assert result.flows["qs_approved"].iloc[0] == pytest.approx(5.12e6)
+    took = result.responses["response_time"].iloc[0]
+    model = scharf.response_time(1_000_000, scheme="qs", r=10e6, tau=0.2, q=5.12e6)
+    assert took == pytest.approx(model, rel=0.01), (took, model)

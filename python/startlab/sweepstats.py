@@ -517,7 +517,7 @@ def _failed(con: duckdb.DuckDBPyConnection, where: str | None) -> int:
 # --------------------------------------------------------------------------------------------
 # Units and figures
 
-_BITRATES = {"throughput", "su_throughput", "goodput", "available_rate", "qs_requested", "qs_approved", "rate"}
+_BITRATES = {"throughput", "su_throughput", "su_throughput_sent", "goodput", "available_rate", "qs_requested", "qs_approved", "rate"}
 _RATIOS = {"su_loss", "loss_rate", "loss_in_startup"}
 _SECONDS = {"srtt", "base_rtt", "t0", "t_su", "start", "past_g_b", "past_gap", "warmup_end"}
 _PACKETS = {"exit_cwnd_pkts", "final_cwnd_pkts", "drops", "retransmissions", "packets_sent",

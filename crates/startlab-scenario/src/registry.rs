@@ -159,6 +159,12 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
             help: "hystart_ack_delay(): cushion added to delay_min in the train threshold; the kernel's is about 1ms below 262 MB/s",
         },
         ParamInfo { name: "paced", kind: ParamKind::Bool, default: "false", help: "the flow is paced: the train must exceed delay_min instead of delay_min/2" },
+        ParamInfo {
+            name: "round_reset",
+            kind: ParamKind::Choice(&["gated", "every-ack"]),
+            default: "gated",
+            help: "gated: Linux >= 5.16 (a round starts only while cwnd >= low_window); every-ack: Linux 2.6.29-5.15 (on every slow-start ACK past the round's end)",
+        },
     ],
 }, AlgorithmInfo {
     name: "hystart++",

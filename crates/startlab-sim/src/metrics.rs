@@ -44,6 +44,9 @@ pub struct FlowResult {
     pub su_time: Option<f64>,
     /// bit/s.
     pub su_throughput: Option<f64>,
+    /// bit/s: payload bytes sent (first transmissions) by `t_su` over su-time, the reading of
+    /// su-throughput that the Paced Start paper's Table 4 values fit.
+    pub su_throughput_sent: Option<f64>,
     /// Ratio.
     pub su_loss: Option<f64>,
     /// Ratio.
@@ -579,6 +582,8 @@ impl Simulation {
         };
         let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.sender.snd_una() };
         let su_throughput = su_time.filter(|&t| t > 0.0).map(|t| acked_at_su as f64 * 8.0 / t);
+        let sent_at_su = if left { fl.m.sent_at_su.unwrap_or(0) } else { fl.sender.snd_max() };
+        let su_throughput_sent = su_time.filter(|&t| t > 0.0).map(|t| sent_at_su as f64 * 8.0 / t);
         let exit = cc.startup_exit();
         let exit_reason = match (exit, complete) {
             (Some(e), _) => e.reason.as_str().to_string(),
@@ -612,6 +617,7 @@ impl Simulation {
             left_startup: left,
             su_time,
             su_throughput,
+            su_throughput_sent,
             su_loss: ratio(fl.m.dropped_startup, fl.m.sent_startup),
             loss_in_startup: ratio(fl.m.dropped_startup, s.packets_sent),
             startup_exit_time: exit.map(|e| secs(e.time)),

@@ -61,6 +61,8 @@ pub(crate) struct FlowMeter {
     pub t90: Option<Time>,
     pub window: VecDeque<(Time, u64)>,
     pub acked_at_su: Option<u64>,
+    /// `snd_max` (payload bytes sent, first transmissions) when startup ended.
+    pub sent_at_su: Option<u64>,
     pub last_ack: u64,
     /// Highest cumulative ACK the receiver emitted.
     pub last_ack_sent: u64,
@@ -615,6 +617,7 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
             min_samples: spec.integer("min_samples").min(u32::MAX as u64) as u32,
             ack_delay: spec.dur("ack_delay"),
             paced: spec.flag("paced"),
+            reset_every_ack: spec.choice("round_reset") == "every-ack",
         })),
         "hystart++" => Startup::HyStartPlusPlus(startlab_cc::startup::HyStartPlusPlus::new(startlab_cc::startup::HyStartPlusPlusConfig {
             paced: spec.flag("paced"),
@@ -1748,6 +1751,7 @@ impl Simulation {
         let cc = fl.sender.cc();
         if fl.m.acked_at_su.is_none() && cc.entered_ca().is_some() {
             fl.m.acked_at_su = Some(fl.sender.snd_una());
+            fl.m.sent_at_su = Some(fl.sender.snd_max());
         }
         let now_cc = (cc.cwnd(), cc.ssthresh().as_f64());
         if now_cc.0.is_nan() || now_cc.0 <= 0.0 {

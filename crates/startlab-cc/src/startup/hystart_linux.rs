@@ -80,6 +80,12 @@ pub struct HyStartLinuxConfig {
     pub ack_delay: Dur,
     /// The flow is paced: the train threshold is `delay_min`, not `delay_min/2`.
     pub paced: bool,
+    /// Linux 2.6.29–5.15 (before commit 4e1fddc98d25, "tcp_cubic: fix spurious Hystart ACK
+    /// train detections for not-cwnd-limited flows"): `bictcp_cong_avoid` starts a new round on
+    /// every slow-start ACK past `end_seq`, at any cwnd and after that ACK's HyStart tests, so
+    /// rounds stay aligned with flights. false (the default) is Linux ≥ 5.16: the round is reset
+    /// inside `hystart_update`, only while cwnd ≥ `low_window`, before the tests.
+    pub reset_every_ack: bool,
 }
 
 impl HyStartLinuxConfig {
@@ -92,6 +98,7 @@ impl HyStartLinuxConfig {
             min_samples: HYSTART_MIN_SAMPLES,
             ack_delay: Dur::ZERO,
             paced: false,
+            reset_every_ack: false,
         }
     }
 }
@@ -148,6 +155,30 @@ impl HyStartLinux {
 
 impl StartupAlgorithm for HyStartLinux {
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        let action = self.hystart_acked(view, ack);
+        // Linux ≤ 5.15 `bictcp_cong_avoid`, which runs after `cubictcp_acked`: "if
+        // (tcp_in_slow_start(tp)) { if (hystart && after(ack, ca->end_seq))
+        // bictcp_hystart_reset(sk); ...".
+        if self.cfg.reset_every_ack && action.exit.is_none() && view.ssthresh.above(view.cwnd) && self.end_seq.is_none_or(|end| ack.ack_seq > end) {
+            self.reset_round(ack.now.as_nanos() / 1_000, ack.snd_nxt);
+        }
+        action
+    }
+
+    /// `bictcp_state(TCP_CA_Loss)`: an RTO resets every CUBIC variable (found, delay_min) and the
+    /// round. A fast retransmit leaves HyStart's state alone.
+    fn on_congestion(&mut self, _view: &CcView, ev: &CongestionEvent) {
+        if ev.kind == CongestionKind::Timeout {
+            // NOTE: the kernel sets end_seq to SND.NXT at the timeout; the event does not carry it,
+            // so the next gated ACK starts a round.
+            *self = HyStartLinux::new(self.cfg);
+        }
+    }
+}
+
+impl HyStartLinux {
+    /// `cubictcp_acked` and `hystart_update` for one ACK.
+    fn hystart_acked(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         let grow = StartupAction::grow(ack.newly_acked as f64);
         // `cubictcp_acked` runs on RTT samples only: "Some calls are for duplicates without
         // timestamps" / "if (sample->rtt_us < 0) return;".
@@ -167,8 +198,9 @@ impl StartupAlgorithm for HyStartLinux {
         }
         let now = ack.now.as_nanos() / 1_000;
 
-        // "if (after(tp->snd_una, ca->end_seq)) bictcp_hystart_reset(sk);"
-        if self.end_seq.is_none_or(|end| ack.ack_seq > end) {
+        // "if (after(tp->snd_una, ca->end_seq)) bictcp_hystart_reset(sk);" (Linux ≥ 5.16; before,
+        // the reset was in `bictcp_cong_avoid`: see `on_ack`).
+        if !self.cfg.reset_every_ack && self.end_seq.is_none_or(|end| ack.ack_seq > end) {
             self.reset_round(now, ack.snd_nxt);
         }
 
@@ -203,16 +235,6 @@ impl StartupAlgorithm for HyStartLinux {
             }
         }
         grow
-    }
-
-    /// `bictcp_state(TCP_CA_Loss)`: an RTO resets every CUBIC variable (found, delay_min) and the
-    /// round. A fast retransmit leaves HyStart's state alone.
-    fn on_congestion(&mut self, _view: &CcView, ev: &CongestionEvent) {
-        if ev.kind == CongestionKind::Timeout {
-            // NOTE: the kernel sets end_seq to SND.NXT at the timeout; the event does not carry it,
-            // so the next gated ACK starts a round.
-            *self = HyStartLinux::new(self.cfg);
-        }
     }
 }
 
