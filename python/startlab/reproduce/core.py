@@ -277,6 +277,8 @@ class Outcome:
     reduced: str | None
     assumptions: list[str]
     error: str | None = None
+    #: Run set -> the text of its sweep file (as run: ``[quick]`` applied where marked).
+    sweeps: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -319,20 +321,24 @@ def run(
     for figure_name, figure in analysis.figures.items():
         figures += _save(figure, directory / figure_name)
     runs = []
+    sources = {}
     for label, db in databases.items():
         stored = data.sql(label, "SELECT * FROM runs ORDER BY point, replicate")
         axes = list(data.sql(label, "SELECT name FROM axes ORDER BY position")["name"])
-        for _, row in stored.iterrows():
+        sources[label] = str(data.sql(label, "SELECT source FROM sweep")["source"].iloc[0])
+        for i, row in stored.iterrows():
+            # Every run's scenario is its sweep file with its axis values and seed: the resolved
+            # scenario is kept for the first run of each set only (the report stays small).
             runs.append(
                 {
                     "set": label, "key": row["key"], "seed": int(row["seed"]), "status": row["status"], "error": row["error"],
-                    "values": {a: _plain(row[a]) for a in axes}, "scenario": row["scenario"],
+                    "values": {a: _plain(row[a]) for a in axes}, "scenario": row["scenario"] if i == 0 else None,
                 }
             )  # fmt: skip
     outcome = Outcome(
         exp.name, exp.paper, exp.item, exp.title, quick, analysis.claims, [str(Path(f).relative_to(out)) for f in figures],
         {title: json.loads(frame.to_json(orient="split", index=False)) for title, frame in analysis.tables.items()},
-        runs, startlab.__version__, time.perf_counter() - began, exp.reduced, list(exp.assumptions), error,
+        runs, startlab.__version__, time.perf_counter() - began, exp.reduced, list(exp.assumptions), error, sources,
     )  # fmt: skip
     (directory / "result.json").write_text(json.dumps(outcome.to_json(), indent=1, default=_plain) + "\n", encoding="utf-8")
     return outcome

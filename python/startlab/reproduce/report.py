@@ -83,12 +83,8 @@ def _experiment_html(exp: Experiment, outcome: Outcome | None, out: Path) -> str
         parts.append(f"<p><b>Settings the paper leaves out, as chosen:</b></p><ul>{items}</ul>")
     if outcome.error:
         parts.append(f"<p><b>The analysis failed:</b> <code>{html.escape(outcome.error)}</code></p>")
-    rows = "".join(
-        f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.paper)}</td><td>{html.escape(c.startlab)}</td>"
-        f"<td>{_badge(c.verdict)}</td><td>{html.escape(c.reason)}</td></tr>"
-        for c in outcome.claims
-    )
-    parts.append(f"<table><tr><th>claim</th><th>paper</th><th>startlab</th><th>verdict</th><th>reason</th></tr>{rows}</table>")
+    claims = [[html.escape(c.claim), html.escape(c.paper), html.escape(c.startlab), _badge(c.verdict), html.escape(c.reason)] for c in outcome.claims]
+    parts.append(_html_table(["claim", "paper", "startlab", "verdict", "reason"], claims))
     for relative in outcome.figures:
         if relative.endswith(".png"):
             parts.append(_figure(out, relative))
@@ -99,16 +95,26 @@ def _experiment_html(exp: Experiment, outcome: Outcome | None, out: Path) -> str
         items = "".join(f"<li><code>{html.escape(r['key'][:12])}</code> {html.escape(json.dumps(r['values']))}: {html.escape(str(r['error']))}</li>" for r in failed)
         parts.append(f"<p><b>Failed runs:</b></p><ul>{items}</ul>")
     if outcome.runs:
-        runs = []
-        for r in outcome.runs:
-            scenario = r["scenario"] or ""
-            runs.append(
-                f"<details><summary>{html.escape(r['set'])} · seed {r['seed']} · {html.escape(json.dumps(r['values']))} · "
-                f"{html.escape(r['status'])}</summary><pre>{html.escape(_pretty(scenario))}</pre></details>"
-            )
-        parts.append(f"<details><summary>The {len(outcome.runs)} runs: exact scenario and seed of each</summary>{''.join(runs)}</details>")
+        blocks = []
+        for label, source in outcome.sweeps.items():
+            blocks.append(f"<p>Run set <b>{html.escape(label)}</b>, its sweep file (the base scenario and its axes):</p><pre>{html.escape(source)}</pre>")
+            first = next((r for r in outcome.runs if r["set"] == label and r["scenario"]), None)
+            if first is not None:
+                blocks.append(f"<details><summary>the resolved scenario of its first run</summary><pre>{html.escape(_pretty(first['scenario']))}</pre></details>")
+        runs = [[html.escape(r["set"]), str(r["seed"]), html.escape(json.dumps(r["values"])), html.escape(r["status"]), f"<code>{html.escape(r['key'][:16])}</code>"] for r in outcome.runs]
+        blocks.append(_html_table(["set", "seed", "axis values", "status", "key"], runs))
+        parts.append(
+            f"<details><summary>The {len(outcome.runs)} runs: each is its sweep file with these axis values and this seed</summary>{''.join(blocks)}</details>"
+        )
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _html_table(headings: list[str], rows: list[list[str]]) -> str:
+    """A table of cells already escaped (or HTML)."""
+    head = "".join(f"<th>{h}</th>" for h in headings)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _pretty(scenario: str) -> str:
