@@ -592,6 +592,30 @@ def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
     return fmt(value)
 
 
+@cli.group("testbed")
+def testbed_group() -> None:
+    """The real-path testbed's network namespaces (docs/TESTBED.md; needs root)."""
+
+
+@testbed_group.command("status")
+def testbed_status() -> None:
+    """List the testbed namespaces that exist (sl<pid>-<tag>-client/router/server)."""
+    from . import testbed
+
+    names = testbed.namespaces()
+    click.echo("\n".join(names) if names else "no testbed namespaces")
+
+
+@testbed_group.command("down")
+@click.option("--all", "all_", is_flag=True, help="Also those of processes still running.")
+def testbed_down(all_: bool) -> None:
+    """Remove leftover testbed namespaces (those whose process is gone, or all with --all)."""
+    from . import testbed
+
+    removed = testbed.cleanup(all_processes=all_)
+    click.echo(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
+
+
 #: The sweep analysis commands (startlab.sweepstats imports DuckDB, SciPy and matplotlib): name,
 #: where the command is, and its help as ``startlab --help`` lists it (its docstring).
 _LAZY_COMMANDS = (

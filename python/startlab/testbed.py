@@ -1,0 +1,315 @@
+"""The real-path testbed's network namespaces (issue 15, part 1 — first step): a client, a router
+and a server namespace joined by two veth pairs, offloads off so that every packet is wire-sized,
+and Linux TCP between them with its state read from ``TCP_INFO``.
+
+Only namespaces this module creates are touched; they are named ``sl<pid>-<tag>-client`` (and
+``-router``, ``-server``) after the process that made them, so that leftovers of a process that
+died (a crash, ``kill -9``) are found and removed by the next :func:`cleanup` (``startlab
+testbed down``) or testbed. Requires root (``CAP_NET_ADMIN``) and iproute2; ``ethtool`` turns the
+offloads off where installed (otherwise GSO is limited to one segment per packet with
+``ip link ... gso_max_segs 1``).
+
+Not yet here (docs/TESTBED.md): the user-space router in Rust that applies the bottleneck's rate,
+delay and queue per direction; today the router namespace forwards with the kernel at line rate.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+#: Prefix of every namespace the testbed creates.
+PREFIX = "sl"
+_NAME = re.compile(rf"^{PREFIX}(\d+)-([a-z0-9]+)-(client|router|server)$")
+
+#: Addresses: the client's side and the server's side of the router.
+CLIENT_NET, SERVER_NET = "10.203.1", "10.203.2"
+
+
+class TestbedError(RuntimeError):
+    """The testbed could not be built or used; the message says which step and why."""
+
+
+def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(list(args), capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise TestbedError(f"`{' '.join(args)}` failed: {done.stderr.strip() or done.stdout.strip()}")
+    return done
+
+
+def permitted() -> str | None:
+    """None when namespaces can be made here; else why not (for a test's skip message)."""
+    if sys.platform != "linux":
+        return "network namespaces need Linux"
+    if shutil.which("ip") is None:
+        return "iproute2 (`ip`) is not installed"
+    if os.geteuid() != 0:
+        return "creating network namespaces needs root (CAP_NET_ADMIN)"
+    probe = f"{PREFIX}{os.getpid()}-probe-client"
+    made = _run("ip", "netns", "add", probe, check=False)
+    if made.returncode != 0:
+        return f"`ip netns add` is not permitted here: {made.stderr.strip()}"
+    _run("ip", "netns", "del", probe, check=False)
+    return None
+
+
+def namespaces() -> list[str]:
+    """The testbed namespaces that exist now (of any process)."""
+    listed = _run("ip", "netns", "list", check=False).stdout
+    return [line.split()[0] for line in listed.splitlines() if line and _NAME.match(line.split()[0])]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cleanup(all_processes: bool = False) -> list[str]:
+    """Remove testbed namespaces whose process is gone (all of them with ``all_processes``);
+    returns the names removed."""
+    removed = []
+    for name in namespaces():
+        match = _NAME.match(name)
+        assert match is not None
+        pid = int(match.group(1))
+        if all_processes or pid == os.getpid() or not _alive(pid):
+            if _run("ip", "netns", "del", name, check=False).returncode == 0:
+                removed.append(name)
+    return removed
+
+
+@dataclass
+class TcpSample:
+    """One reading of ``TCP_INFO`` (struct tcp_info of include/uapi/linux/tcp.h)."""
+
+    time: float  # s since the transfer began
+    state: int
+    cwnd: int  # segments (tcpi_snd_cwnd)
+    ssthresh: int  # segments (tcpi_snd_ssthresh)
+    rtt: float  # s (tcpi_rtt)
+    retransmits: int  # tcpi_total_retrans
+    bytes_acked: int
+
+
+#: Offsets in struct tcp_info (stable since Linux 4.x; bytes_acked since 4.1).
+_TCP_INFO_LEN = 232
+
+
+def tcp_info(sock: socket.socket, since: float) -> TcpSample:
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_LEN)
+    state = raw[0]
+    rtt_us, _rttvar = struct.unpack_from("<II", raw, 68)
+    ssthresh, cwnd = struct.unpack_from("<II", raw, 76)
+    total_retrans = struct.unpack_from("<I", raw, 100)[0]
+    bytes_acked = struct.unpack_from("<Q", raw, 120)[0] if len(raw) >= 128 else 0
+    return TcpSample(time.monotonic() - since, state, cwnd, ssthresh, rtt_us / 1e6, total_retrans, bytes_acked)
+
+
+class Testbed:
+    """Three namespaces (client, router, server) and two veth pairs; a context manager that always
+    removes them. ``tag`` tells testbeds of one process apart."""
+
+    def __init__(self, tag: str = "tb") -> None:
+        if not re.fullmatch(r"[a-z0-9]{1,8}", tag):
+            raise ValueError(f"tag = {tag!r}: expected 1 to 8 lower-case letters or digits")
+        base = f"{PREFIX}{os.getpid()}-{tag}"
+        self.client, self.router, self.server = f"{base}-client", f"{base}-router", f"{base}-server"
+        self.client_ip, self.server_ip = f"{CLIENT_NET}.1", f"{SERVER_NET}.1"
+        self._up = False
+
+    def __enter__(self) -> Testbed:
+        self.up()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.down()
+
+    def exec(self, namespace: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return _run("ip", "netns", "exec", namespace, *args, check=check)
+
+    def up(self) -> None:
+        """Build the namespaces (removing leftovers of dead processes first)."""
+        reason = permitted()
+        if reason is not None:
+            raise TestbedError(f"cannot build the testbed: {reason}")
+        cleanup()
+        _register(self)
+        try:
+            for ns in (self.client, self.router, self.server):
+                _run("ip", "netns", "add", ns)
+                self.exec(ns, "ip", "link", "set", "lo", "up")
+            _run("ip", "link", "add", "name", "c0", "netns", self.client, "type", "veth", "peer", "name", "r0", "netns", self.router)
+            _run("ip", "link", "add", "name", "s0", "netns", self.server, "type", "veth", "peer", "name", "r1", "netns", self.router)
+            for ns, dev in ((self.client, "c0"), (self.router, "r0"), (self.router, "r1"), (self.server, "s0")):
+                self._wire_sized(ns, dev)
+                self.exec(ns, "ip", "link", "set", dev, "up")
+            self.exec(self.client, "ip", "addr", "add", f"{self.client_ip}/24", "dev", "c0")
+            self.exec(self.router, "ip", "addr", "add", f"{CLIENT_NET}.2/24", "dev", "r0")
+            self.exec(self.router, "ip", "addr", "add", f"{SERVER_NET}.2/24", "dev", "r1")
+            self.exec(self.server, "ip", "addr", "add", f"{self.server_ip}/24", "dev", "s0")
+            self.exec(self.client, "ip", "route", "add", "default", "via", f"{CLIENT_NET}.2")
+            self.exec(self.server, "ip", "route", "add", "default", "via", f"{SERVER_NET}.2")
+            self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+            self._up = True
+        except BaseException:
+            self.down()
+            raise
+
+    def _wire_sized(self, ns: str, dev: str) -> None:
+        """Offloads off: every packet the stack hands the link is one wire-sized segment."""
+        if shutil.which("ethtool"):
+            self.exec(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off", check=False)
+        self.exec(ns, "ip", "link", "set", "dev", dev, "gso_max_segs", "1", check=False)
+
+    def down(self) -> None:
+        """Remove this testbed's namespaces (the veth pairs go with them); safe to call twice."""
+        for ns in (self.client, self.router, self.server):
+            _run("ip", "netns", "del", ns, check=False)
+        self._up = False
+        _unregister(self)
+
+    def exists(self) -> bool:
+        present = set(namespaces())
+        return all(ns in present for ns in (self.client, self.router, self.server))
+
+    def transfer(self, size: int, congestion_control: str = "cubic", port: int = 5201, poll: float = 0.005, timeout: float = 60.0) -> dict[str, Any]:
+        """Linux TCP from the server namespace to the client: ``size`` bytes with
+        ``congestion_control`` (``TCP_CONGESTION``); the sender's ``TCP_INFO`` is read every
+        ``poll`` seconds. Returns ``{"bytes", "seconds", "goodput", "samples": [TcpSample...]}``."""
+        if not self._up:
+            raise TestbedError("the testbed is not up")
+        receiver = subprocess.Popen(
+            ["ip", "netns", "exec", self.client, sys.executable, "-m", "startlab.testbed", "_receive", self.client_ip, str(port)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            ready = receiver.stdout.readline() if receiver.stdout else ""
+            if ready.strip() != "ready":
+                raise TestbedError(f"the receiver did not start: {ready}{receiver.stderr.read() if receiver.stderr else ''}")
+            sender = self.exec(
+                self.server, sys.executable, "-m", "startlab.testbed", "_send", self.client_ip, str(port), str(size), congestion_control, str(poll),
+            )  # fmt: skip
+            out, err = receiver.communicate(timeout=timeout)
+        except BaseException:
+            receiver.kill()
+            raise
+        if receiver.returncode != 0:
+            raise TestbedError(f"the receiver failed: {err.strip()}")
+        sent = json.loads(sender.stdout)
+        received = json.loads(out)
+        return {
+            "bytes": received["bytes"], "seconds": received["seconds"],
+            "goodput": received["bytes"] * 8 / received["seconds"] if received["seconds"] > 0 else float("nan"),
+            "congestion_control": sent["congestion_control"],
+            "samples": [TcpSample(**s) for s in sent["samples"]],
+        }  # fmt: skip
+
+
+# Testbeds of this process, removed on exit and on SIGINT/SIGTERM even if the caller forgets.
+_LIVE: list[Testbed] = []
+_HANDLERS_SET = False
+
+
+def _register(tb: Testbed) -> None:
+    global _HANDLERS_SET
+    if tb not in _LIVE:
+        _LIVE.append(tb)
+    if not _HANDLERS_SET:
+        atexit.register(_remove_all)
+        for sig in (signal.SIGTERM,):
+            previous = signal.getsignal(sig)
+
+            def handler(signum: int, frame: Any, previous: Any = previous) -> None:
+                _remove_all()
+                if callable(previous):
+                    previous(signum, frame)
+                else:
+                    raise SystemExit(128 + signum)
+
+            signal.signal(sig, handler)
+        _HANDLERS_SET = True
+
+
+def _unregister(tb: Testbed) -> None:
+    if tb in _LIVE:
+        _LIVE.remove(tb)
+
+
+def _remove_all() -> None:
+    for tb in list(_LIVE):
+        tb.down()
+
+
+def _receive(address: str, port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((address, port))
+        listener.listen(1)
+        print("ready", flush=True)
+        conn, _ = listener.accept()
+        with conn:
+            began, total = None, 0
+            while True:
+                chunk = conn.recv(1 << 16)
+                if not chunk:
+                    break
+                if began is None:
+                    began = time.monotonic()
+                total += len(chunk)
+            seconds = time.monotonic() - began if began is not None else 0.0
+    print(json.dumps({"bytes": total, "seconds": seconds}), flush=True)
+
+
+def _send(address: str, port: int, size: int, congestion_control: str, poll: float) -> None:
+    samples = []
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion_control.encode())
+        s.connect((address, port))
+        s.setblocking(False)
+        began = time.monotonic()
+        payload = memoryview(bytes(1 << 16))
+        left, next_poll = size, began
+        while left > 0:
+            now = time.monotonic()
+            if now >= next_poll:
+                samples.append(tcp_info(s, began).__dict__)
+                next_poll = now + poll
+            try:
+                left -= s.send(payload[: min(left, len(payload))])
+            except BlockingIOError:
+                time.sleep(min(poll, 0.001))
+        s.setblocking(True)
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            samples.append(tcp_info(s, began).__dict__)
+            if samples[-1]["bytes_acked"] >= size or time.monotonic() - began > 60:
+                break
+            time.sleep(poll)
+        used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+    print(json.dumps({"congestion_control": used, "samples": samples}), flush=True)
+
+
+if __name__ == "__main__":
+    command, *rest = sys.argv[1:]
+    if command == "_receive":
+        _receive(rest[0], int(rest[1]))
+    elif command == "_send":
+        _send(rest[0], int(rest[1]), int(rest[2]), rest[3], float(rest[4]))
+    else:
+        raise SystemExit(f"unknown command {command!r}")
