@@ -126,6 +126,12 @@ class TransferStream:
             )
 
 
+def file_relation(path: Path) -> str:
+    """The DuckDB table function reading a streamed transfers file (Parquet or CSV)."""
+    reader = "read_parquet" if path.suffix.lower() == ".parquet" else "read_csv_auto"
+    return f"{reader}('{str(path).replace(chr(39), chr(39) * 2)}')"
+
+
 def summary(source: Any) -> Any:
     """Per ``[[users]]`` group, over its measured transfers: how many, how many completed, the
     median completion time, the median and 5th/95th percentile throughput and the loss rate
@@ -136,8 +142,7 @@ def summary(source: Any) -> Any:
     with duckdb.connect() as con:
         con.execute("SET enable_progress_bar = false")
         if isinstance(source, Path):
-            reader = "read_parquet" if source.suffix.lower() == ".parquet" else "read_csv_auto"
-            relation = f"{reader}('{str(source).replace(chr(39), chr(39) * 2)}')"
+            relation = file_relation(source)
         else:
             con.register("transfers_frame", source)
             relation = "transfers_frame"

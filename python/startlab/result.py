@@ -281,6 +281,8 @@ def _copy_streamed(source: Path, stem: Path) -> list[Path]:
     core), leaving ``source`` itself in place."""
     import duckdb
 
+    from ._transfers import file_relation
+
     paths = []
     with duckdb.connect() as con:
         con.execute("SET enable_progress_bar = false")
@@ -289,9 +291,7 @@ def _copy_streamed(source: Path, stem: Path) -> list[Path]:
             paths.append(target)
             if target.resolve() == source.resolve():
                 continue
-            quoted = str(source).replace("'", "''")
-            reader = "read_parquet" if source.suffix.lower() == ".parquet" else "read_csv_auto"
-            con.execute(f"COPY (SELECT * FROM {reader}('{quoted}')) TO '{str(target).replace(chr(39), chr(39) * 2)}' ({options})")
+            con.execute(f"COPY (SELECT * FROM {file_relation(source)}) TO '{str(target).replace(chr(39), chr(39) * 2)}' ({options})")
     return paths
 
 

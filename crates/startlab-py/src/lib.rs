@@ -271,8 +271,8 @@ impl Simulation {
     /// plus `group`: each row's `[[users]]` group index (the order of the final table).
     fn drain_transfers<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let rows = self.sim.drain_transfers();
-        let groups: Vec<usize> =
-            rows.iter().map(|r| self.sim.scenario().users.iter().position(|u| u.name == r.user).unwrap_or(usize::MAX)).collect();
+        let index: std::collections::BTreeMap<&str, usize> = self.sim.scenario().users.iter().enumerate().map(|(i, u)| (u.name.as_str(), i)).collect();
+        let groups: Vec<usize> = rows.iter().map(|r| index.get(r.user.as_str()).copied().unwrap_or(usize::MAX)).collect();
         let out = columns(py, &rows, Some(&startlab_sim::TransferResult::default()))?;
         out.set_item("group", groups)?;
         Ok(out)

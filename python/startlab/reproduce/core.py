@@ -363,15 +363,15 @@ def _plain(value: Any) -> Any:
 
 
 def _save(figure: Figure, stem: Path) -> list[Path]:
-    import matplotlib
+    """``stem.png`` and ``stem.svg`` as ``Result.write`` saves its figures; the figure is closed."""
     import matplotlib.pyplot as plt
 
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    with matplotlib.rc_context({"svg.hashsalt": "startlab"}):
-        figure.savefig(paths[0], dpi=110)
-        figure.savefig(paths[1], metadata={"Date": None})
-    plt.close(figure)
-    return paths
+    from ..result import _save as save
+
+    try:
+        return save(figure, stem)
+    finally:
+        plt.close(figure)
 
 
 def run_all(
