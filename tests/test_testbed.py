@@ -86,3 +86,62 @@ def test_sigterm_removes_the_namespaces() -> None:
 def test_a_bad_tag_is_refused() -> None:
     with pytest.raises(ValueError, match="tag = 'Bad Tag'"):
         testbed.Testbed("Bad Tag")
+
+
+PATH_20 = Path(__file__).parent / "data" / "testbed-20mbps.toml"
+
+
+def test_the_router_applies_the_bottleneck_and_logs_every_drop() -> None:
+    with testbed.Testbed("rtr") as tb:
+        tb.start_router(PATH_20)
+        got = tb.transfer(4_000_000, "cubic")
+        report = tb.stop_router()
+    assert got["bytes"] == 4_000_000
+    # 20 Mbit/s of 1500-byte packets carry at most 20e6 * 1448 / 1500 bit/s of payload.
+    assert 14e6 < got["goodput"] < 20e6 * 1448 / 1500
+    rtts = [s.rtt for s in got["samples"] if s.rtt > 0]
+    assert 0.040 <= min(rtts) < 0.043, "the router's delay (RTT 40 ms) plus a little host time"
+    fwd, rev = report["forward"], report["reverse"]
+    assert report["path"]["rtt_s"] == pytest.approx(0.040)
+    assert fwd["max_queue_pkts"] == 67, "slow start fills the 67-packet buffer"
+    assert fwd["drops"] == fwd["queue_drops"] == len(fwd["drop_log"]) > 0
+    assert all(d["reason"] == "queue" and d["size"] == 1500 and d["proto"] == 6 for d in fwd["drop_log"])
+    times = [d["t_s"] for d in fwd["drop_log"]]
+    assert times == sorted(times) and 0 < times[0] < report["duration_s"]
+    assert rev["drops"] == 0 and rev["arrivals"] > 0
+    for d in (fwd, rev):
+        assert d["forwarded"] > 0 and 0 < d["lateness_mean_s"] <= d["lateness_worst_s"]
+    assert report["late"] == (max(fwd["lateness_worst_s"], rev["lateness_worst_s"]) > 1e-3)
+
+
+def test_the_router_refuses_a_path_it_cannot_emulate(tmp_path: Path) -> None:
+    import startlab
+
+    text = PATH_20.read_text().replace('rtt = "40ms"', 'rtts = ["40ms", "80ms"]\npairs = 2')
+    bad = tmp_path / "two.toml"
+    bad.write_text(text)
+    with testbed.Testbed("bad") as tb:
+        with pytest.raises(startlab.ScenarioError, match="topology.rtts: the testbed has one sender"):
+            tb.start_router(bad)
+        # The kernel forwards again.
+        assert tb.exec(tb.router, "sysctl", "-n", "net.ipv4.ip_forward").stdout.strip() == "1"
+
+
+def test_a_router_outliving_its_owner_is_stopped_by_cleanup() -> None:
+    script = (
+        "from startlab import testbed; import os, sys; tb = testbed.Testbed('orph'); tb.up(); "
+        f"tb.start_router({str(PATH_20)!r}); print(os.getpid(), tb._router.pid, flush=True); import time; time.sleep(60)"
+    )
+    child = _child(script)
+    pid, router_pid = (int(x) for x in child.stdout.readline().split())  # type: ignore[union-attr]
+    router_ns = f"{testbed.PREFIX}{pid}-orph-router"
+    assert testbed._run("ip", "netns", "pids", router_ns).stdout.split(), "the router runs in its namespace"
+    child.kill()
+    child.wait()
+    child.stdout.close()  # type: ignore[union-attr]
+    testbed.cleanup()
+    assert router_ns not in testbed.namespaces()
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{router_pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{router_pid}").exists(), "no router process is left"

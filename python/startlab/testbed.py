@@ -1,16 +1,20 @@
-"""The real-path testbed's network namespaces (issue 15, part 1 — first step): a client, a router
-and a server namespace joined by two veth pairs, offloads off so that every packet is wire-sized,
-and Linux TCP between them with its state read from ``TCP_INFO``.
+"""The real-path testbed (issue 15, docs/TESTBED.md): a client, a router and a server network
+namespace joined by two veth pairs, offloads off so that every packet is wire-sized, and in the
+router namespace either the kernel forwarding at line rate or the user-space Rust router
+(:mod:`startlab.router`, crates/startlab-router) applying a scenario's bottleneck — rate, delay,
+drop-tail or RED/ECN queue, impairments — per direction. Data flows from the server namespace
+(the sender side, ``s0`` <-> ``r1``) to the client namespace (``c0`` <-> ``r0``).
 
 Only namespaces this module creates are touched; they are named ``sl<pid>-<tag>-client`` (and
 ``-router``, ``-server``) after the process that made them, so that leftovers of a process that
-died (a crash, ``kill -9``) are found and removed by the next :func:`cleanup` (``startlab
-testbed down``) or testbed. Requires root (``CAP_NET_ADMIN``) and iproute2; ``ethtool`` turns the
-offloads off where installed (otherwise GSO is limited to one segment per packet with
-``ip link ... gso_max_segs 1``).
+died (a crash, ``kill -9``) are found and removed — with any process still running inside them —
+by the next :func:`cleanup` (``startlab testbed down``) or testbed. Requires root
+(``CAP_NET_ADMIN``) and iproute2; ``ethtool`` turns the offloads off where installed (otherwise
+GSO is limited to one segment per packet with ``ip link ... gso_max_segs 1``).
 
-Not yet here (docs/TESTBED.md): the user-space router in Rust that applies the bottleneck's rate,
-delay and queue per direction; today the router namespace forwards with the kernel at line rate.
+The veth MTU is 1600 so that a startlab-udp datagram carrying a 1448-byte segment fits; kernel TCP
+is held to the 1500-byte packets of an Ethernet path by ``advmss 1460`` on the routes (1448 bytes
+of payload with timestamps).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ _NAME = re.compile(rf"^{PREFIX}(\d+)-([a-z0-9]+)-(client|router|server)$")
 
 #: Addresses: the client's side and the server's side of the router.
 CLIENT_NET, SERVER_NET = "10.203.1", "10.203.2"
+#: The veth MTU and the MSS kernel TCP advertises (1448 bytes of payload with timestamps).
+MTU, ADVMSS = 1600, 1460
 
 
 class TestbedError(RuntimeError):
@@ -89,9 +95,21 @@ def cleanup(all_processes: bool = False) -> list[str]:
         assert match is not None
         pid = int(match.group(1))
         if all_processes or pid == os.getpid() or not _alive(pid):
+            _kill_inside(name)
             if _run("ip", "netns", "del", name, check=False).returncode == 0:
                 removed.append(name)
     return removed
+
+
+def _kill_inside(namespace: str) -> None:
+    """Stop the processes still running in a namespace (a router whose owner died): deleting the
+    namespace's name would leave them running in it."""
+    pids = _run("ip", "netns", "pids", namespace, check=False).stdout.split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
 
 
 @dataclass
@@ -132,6 +150,7 @@ class Testbed:
         self.client, self.router, self.server = f"{base}-client", f"{base}-router", f"{base}-server"
         self.client_ip, self.server_ip = f"{CLIENT_NET}.1", f"{SERVER_NET}.1"
         self._up = False
+        self._router: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> Testbed:
         self.up()
@@ -154,17 +173,19 @@ class Testbed:
             for ns in (self.client, self.router, self.server):
                 _run("ip", "netns", "add", ns)
                 self.exec(ns, "ip", "link", "set", "lo", "up")
+                # IPv6 neighbour discovery and router solicitations would be the only other traffic.
+                self.exec(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1", check=False)
             _run("ip", "link", "add", "name", "c0", "netns", self.client, "type", "veth", "peer", "name", "r0", "netns", self.router)
             _run("ip", "link", "add", "name", "s0", "netns", self.server, "type", "veth", "peer", "name", "r1", "netns", self.router)
             for ns, dev in ((self.client, "c0"), (self.router, "r0"), (self.router, "r1"), (self.server, "s0")):
                 self._wire_sized(ns, dev)
-                self.exec(ns, "ip", "link", "set", dev, "up")
+                self.exec(ns, "ip", "link", "set", dev, "mtu", str(MTU), "up")
             self.exec(self.client, "ip", "addr", "add", f"{self.client_ip}/24", "dev", "c0")
             self.exec(self.router, "ip", "addr", "add", f"{CLIENT_NET}.2/24", "dev", "r0")
             self.exec(self.router, "ip", "addr", "add", f"{SERVER_NET}.2/24", "dev", "r1")
             self.exec(self.server, "ip", "addr", "add", f"{self.server_ip}/24", "dev", "s0")
-            self.exec(self.client, "ip", "route", "add", "default", "via", f"{CLIENT_NET}.2")
-            self.exec(self.server, "ip", "route", "add", "default", "via", f"{SERVER_NET}.2")
+            self.exec(self.client, "ip", "route", "add", "default", "via", f"{CLIENT_NET}.2", "advmss", str(ADVMSS))
+            self.exec(self.server, "ip", "route", "add", "default", "via", f"{SERVER_NET}.2", "advmss", str(ADVMSS))
             self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
             self._up = True
         except BaseException:
@@ -178,11 +199,72 @@ class Testbed:
         self.exec(ns, "ip", "link", "set", "dev", dev, "gso_max_segs", "1", check=False)
 
     def down(self) -> None:
-        """Remove this testbed's namespaces (the veth pairs go with them); safe to call twice."""
+        """Remove this testbed's namespaces (the veth pairs go with them, and the router with
+        its namespace); safe to call twice."""
+        if self._router is not None:
+            self._router.kill()
+            self._router.wait()
+            self._router = None
         for ns in (self.client, self.router, self.server):
+            _kill_inside(ns)
             _run("ip", "netns", "del", ns, check=False)
         self._up = False
         _unregister(self)
+
+    def mac(self, namespace: str, dev: str) -> str:
+        return self.exec(namespace, "cat", f"/sys/class/net/{dev}/address").stdout.strip()
+
+    def start_router(self, scenario: str | os.PathLike[str], max_seconds: float | None = None) -> None:
+        """Replace the kernel's forwarding by the user-space router applying ``scenario``'s
+        bottleneck (a dumbbell with one RTT and no cross traffic); returns once it forwards.
+        A bad scenario raises :class:`startlab.ScenarioError` naming the key."""
+        if not self._up:
+            raise TestbedError("the testbed is not up")
+        if self._router is not None:
+            self.stop_router()
+        setup = {
+            "sender_iface": "r1", "sender_peer_mac": self.mac(self.server, "s0"),
+            "receiver_iface": "r0", "receiver_peer_mac": self.mac(self.client, "c0"),
+            "local_ips": [f"{CLIENT_NET}.2", f"{SERVER_NET}.2"],
+            "stop_on_stdin_eof": True, "max_seconds": max_seconds,
+        }  # fmt: skip
+        self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=0")
+        # Real-time priority (util-linux's chrt) keeps the releases on time while the endpoints
+        # compete for the same two cores; without chrt the router runs at normal priority.
+        priority = ["chrt", "--fifo", "50"] if shutil.which("chrt") else []
+        process = subprocess.Popen(
+            ["ip", "netns", "exec", self.router, *priority, sys.executable, "-m", "startlab.router", "--scenario", os.fspath(scenario), "--setup", json.dumps(setup)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        ready = process.stdout.readline() if process.stdout else ""
+        if ready.strip() != "ready":
+            process.kill()
+            _, err = process.communicate()
+            self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+            message = err.strip()
+            if message.startswith("scenario-error: "):
+                from . import ScenarioError
+
+                raise ScenarioError(message.removeprefix("scenario-error: "))
+            raise TestbedError(f"the router did not start: {message.removeprefix('error: ') or ready}")
+        self._router = process
+
+    def stop_router(self) -> dict[str, Any]:
+        """Stop the router (its input pipe closes) and return its report; the kernel forwards
+        again."""
+        process, self._router = self._router, None
+        if process is None:
+            raise TestbedError("no router is running")
+        try:
+            out, err = process.communicate(input="", timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1", check=False)
+        if process.returncode != 0 or not out.strip():
+            raise TestbedError(f"the router failed (exit {process.returncode}): {err.strip()}")
+        report: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return report
 
     def exists(self) -> bool:
         present = set(namespaces())

@@ -3,6 +3,7 @@
 //! `SimulationError` so that it never crosses into Python as a `PanicException`.
 
 mod errors;
+mod router;
 
 use errors::{ScenarioError, SimulationError};
 use numpy::IntoPyArray;
@@ -303,5 +304,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(router::router_run, m)?)?;
     Ok(())
 }

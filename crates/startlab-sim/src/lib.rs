@@ -23,7 +23,7 @@
 //! assert!(results.flows[0].completed);
 //! ```
 
-mod build;
+pub mod build;
 pub mod engine;
 pub mod impair;
 mod metrics;
@@ -35,5 +35,5 @@ pub mod trace;
 pub mod workload;
 
 pub use metrics::{FlowResult, LinkResult, ProbePacketResult, ProbeTrainResult, ResponseResult, Results, TransferResult};
-pub use sim::{BuildError, EngineStats, Simulation};
+pub use sim::{flow_endpoints, BuildError, EngineStats, Simulation};
 pub use startlab_units::{Dur, Time};

@@ -682,6 +682,15 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
     }
 }
 
+/// The sender and receiver the simulator builds for the scenario's `[[flows]]` entry `i` (its own
+/// TCP, startup and avoidance settings, its `size`), for a driver other than the simulator: the
+/// real-clock UDP transport (startlab-udp) runs exactly these endpoints. `None` if there is no
+/// flow `i`.
+pub fn flow_endpoints(scenario: &Scenario, i: usize) -> Option<(Sender, Receiver)> {
+    let f = scenario.flows.get(i)?;
+    Some(endpoints(scenario, f, i, 0, f.size, false))
+}
+
 /// The sender and receiver of flow `i`'s connection `conn` (a `[[users]]` slot opens one
 /// connection per transfer; each draws its own Quick-Start nonce).
 fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Option<u64>, app_limited: bool) -> (Sender, Receiver) {
