@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -606,14 +607,120 @@ def testbed_status() -> None:
     click.echo("\n".join(names) if names else "no testbed namespaces")
 
 
+@testbed_group.command("up")
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--tag", default="up", show_default=True, help="Tells testbeds apart in the namespace names (1-8 of a-z, 0-9).")
+def testbed_up(scenario: str, tag: str) -> None:
+    """Build the namespaces and run the router with SCENARIO's bottleneck until `startlab testbed
+    down`; prints the namespaces to run programs in (ip netns exec NAME ...)."""
+    import subprocess
+
+    path = _scenario_file(scenario)
+    with _naming(scenario):
+        startlab.validate(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "startlab.testbed", "_hold", str(path.resolve()), tag],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+    )  # fmt: skip
+    line = holder.stdout.readline().strip() if holder.stdout else ""
+    if not line.startswith("{"):
+        holder.wait(timeout=30)
+        raise _Failure(line or "error: the testbed holder exited without a word", 2)
+    names = json.loads(line)
+    click.echo(f"testbed up (holder pid {holder.pid}): data flows from {names['server']} ({names['server_ip']}) to {names['client']} ({names['client_ip']})")
+    click.echo(f"router: {names['router']}; run programs with `ip netns exec NAME ...`; stop with `startlab testbed down`")
+
+
 @testbed_group.command("down")
-@click.option("--all", "all_", is_flag=True, help="Also those of processes still running.")
+@click.option("--all", "all_", is_flag=True, help="Also those of other processes still running.")
 def testbed_down(all_: bool) -> None:
-    """Remove leftover testbed namespaces (those whose process is gone, or all with --all)."""
+    """Stop the testbeds of `startlab testbed up` and remove leftover testbed namespaces (those
+    whose process is gone, or all with --all)."""
     from . import testbed
 
+    stopped = testbed.release()
     removed = testbed.cleanup(all_processes=all_)
+    if stopped:
+        click.echo(f"stopped {len(stopped)} testbed(s) held up by `startlab testbed up`")
     click.echo(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
+
+
+def _real(scenario: str, stacks: list[str], startup: str | None, as_json: bool, out: Path | None, tag: str) -> None:
+    """compare-real and testbed run: run, print the table (or the JSON), write --out."""
+    import tempfile
+
+    from . import realpath
+    from .testbed import TestbedError
+
+    path = _scenario_file(scenario)
+    with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
+        try:
+            with _naming(scenario):
+                results = realpath.compare(path, stacks, out or Path(scratch), startup=startup, tag=tag)
+        except TestbedError as e:
+            raise _Failure(f"error: {e}", 2) from e
+    if out is not None:
+        realpath.write(results, out, f"{path.name}" + (f" ({startup})" if startup else ""))
+    if as_json:
+        click.echo(json.dumps({"stacks": [r.row() for r in results]}))
+        return
+    from rich.table import Table
+
+    from ._console import stdout_console
+
+    rows = realpath.table(results)
+    grid = Table(title=f"{path.name}: startup on the real path" + (f" ({startup})" if startup else ""))
+    for k, heading in enumerate(rows[0]):
+        grid.add_column(heading, justify="left" if k in (0, 2) else "right")
+    for row in rows[1:]:
+        grid.add_row(*row)
+    stdout_console().print(grid)
+    for r in results:
+        if r.router is not None and r.router["late"]:
+            click.echo(
+                f"warning: {r.stack}: the router released {r.router['late_releases']} packets more than 1 ms late "
+                f"(worst {r.router['lateness_worst_s'] * 1e3:.2f} ms); the path was not emulated faithfully then",
+                err=True,
+            )
+    if out is not None:
+        click.echo(f"wrote {out}/compare.json and {out}/cwnd.png")
+
+
+@cli.command("compare-real")
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr.")
+@click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"stacks": [{"stack", "exit_time_s", ...}]}.')
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and the overlaid cwnd.png here.")
+def compare_real(scenario: str, stacks: str, startup: str | None, as_json: bool, out: Path | None) -> None:
+    """Run SCENARIO's path with the simulator, startlab-udp and kernel TCP (testbed; root) and
+    compare their startups: exit time and reason, exit cwnd, first drop, drops in 5 s, goodput."""
+    from . import realpath
+
+    try:
+        names = realpath.parse_stacks(stacks)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    _real(scenario, names, startup, as_json, out, "cmp")
+
+
+@testbed_group.command("run")
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno or kernel:bbr.")
+@click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and cwnd.png here.")
+def testbed_run(scenario: str, stack: str, startup: str | None, as_json: bool, out: Path | None) -> None:
+    """Build a testbed, run SCENARIO's flow on its path with one stack, take it down."""
+    from . import realpath
+
+    try:
+        names = realpath.parse_stacks(stack)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    if names == ["sim"] or len(names) != 1:
+        raise _Failure("error: --stack: one testbed stack (udp or kernel:NAME); `startlab run` runs the simulator", 2)
+    _real(scenario, names, startup, as_json, out, "run")
 
 
 #: The sweep analysis commands (startlab.sweepstats imports DuckDB, SciPy and matplotlib): name,

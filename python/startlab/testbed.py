@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 #: Prefix of every namespace the testbed creates.
@@ -387,9 +388,67 @@ def _send(address: str, port: int, size: int, congestion_control: str, poll: flo
     print(json.dumps({"congestion_control": used, "samples": samples}), flush=True)
 
 
+def _hold(scenario: str, tag: str) -> None:
+    """``startlab testbed up``: keep a testbed with its router up until SIGTERM/SIGINT (``startlab
+    testbed down``), then take it down. The first line printed is the namespaces as JSON, or
+    ``error: ...``."""
+    tb = Testbed(tag)
+    try:
+        tb.up()
+        tb.start_router(scenario)
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which prints it
+        tb.down()
+        print(f"error: {e}", flush=True)
+        return
+    stop = False
+
+    def request_stop(signum: int, frame: Any) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    print(json.dumps({"client": tb.client, "router": tb.router, "server": tb.server, "client_ip": tb.client_ip, "server_ip": tb.server_ip}), flush=True)
+    while not stop and tb._router is not None and tb._router.poll() is None:
+        time.sleep(0.2)
+    tb.down()
+
+
+def held() -> list[int]:
+    """Processes holding a testbed up (``startlab testbed up``)."""
+    pids = []
+    for ns in namespaces():
+        match = _NAME.match(ns)
+        assert match is not None
+        pid = int(match.group(1))
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"startlab.testbed" in cmdline and b"_hold" in cmdline and pid not in pids:
+            pids.append(pid)
+    return pids
+
+
+def release(timeout: float = 10.0) -> list[int]:
+    """Stop every ``startlab testbed up`` holder (SIGTERM) and wait for its namespaces to go."""
+    pids = held()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids
+
+
 if __name__ == "__main__":
     command, *rest = sys.argv[1:]
-    if command == "_receive":
+    if command == "_hold":
+        _hold(rest[0], rest[1])
+    elif command == "_receive":
         _receive(rest[0], int(rest[1]))
     elif command == "_send":
         _send(rest[0], int(rest[1]), int(rest[2]), rest[3], float(rest[4]))

@@ -3,6 +3,7 @@
 //! `SimulationError` so that it never crosses into Python as a `PanicException`.
 
 mod errors;
+mod net;
 mod router;
 
 use errors::{ScenarioError, SimulationError};
@@ -305,5 +306,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(router::router_run, m)?)?;
+    m.add_function(wrap_pyfunction!(net::udp_key, m)?)?;
+    m.add_function(wrap_pyfunction!(net::udp_send, m)?)?;
+    m.add_function(wrap_pyfunction!(net::udp_serve, m)?)?;
     Ok(())
 }

@@ -1,0 +1,281 @@
+"""``startlab compare-real``: one scenario's path run by the simulator, by startlab-udp (the same
+sans-IO endpoints on real sockets) and by the Linux kernel's TCP through the testbed's router, with
+the startup's figures side by side (docs/REAL.md).
+
+Every time is seconds since the stack's first data packet: the simulator's ``t0``, the UDP
+sender's first DATA datagram, the kernel sender's first ``send()`` (startlab.kerneltcp). Drops are
+the bottleneck's: the simulator's drop events, the testbed router's drop log (data direction) on
+the same clock as the endpoints (``CLOCK_MONOTONIC``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The stacks compare-real knows: the simulator, startlab-udp, and kernel congestion controls.
+KERNEL_STACKS = ("kernel:cubic", "kernel:cubic-nohystart", "kernel:reno", "kernel:bbr")
+STACKS = ("sim", "udp", *KERNEL_STACKS)
+#: Drops are counted over this first stretch of each run (issue 15's "drops in the first 5 s").
+DROP_WINDOW_S = 5.0
+
+
+@dataclass
+class StackResult:
+    """One stack's run on the path."""
+
+    stack: str
+    #: Startup exit, seconds since the first data packet (None: it never exited).
+    exit_time_s: float | None
+    #: Why (the simulator's names: loss, delay-increase, ack-train, rate-found, ...).
+    exit_reason: str
+    #: cwnd at the exit, segments, before any reduction.
+    exit_cwnd_pkts: float | None
+    #: The first drop at the bottleneck (data direction), seconds since the first data packet.
+    first_drop_s: float | None
+    #: Drops at the bottleneck in the first 5 s.
+    drops_5s: int
+    #: Payload bytes delivered × 8 over the run's time from the first data packet.
+    goodput_bps: float | None
+    #: (t_s, cwnd in segments): every change (sim, udp) or every ACK (kernel).
+    cwnd: list[tuple[float, float]] = field(default_factory=list, repr=False)
+    #: The testbed router's lateness (mean, worst, releases over 1 ms, late flag); None for sim.
+    router: dict[str, Any] | None = None
+    #: Stack-specific figures (samples source, retransmissions, pacing gap error, ...).
+    detail: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def row(self) -> dict[str, Any]:
+        """The ``--json`` row: exactly the keys the issue names."""
+        return {
+            "stack": self.stack, "exit_time_s": self.exit_time_s, "exit_reason": self.exit_reason,
+            "exit_cwnd_pkts": self.exit_cwnd_pkts, "first_drop_s": self.first_drop_s, "drops_5s": self.drops_5s,
+            "goodput_bps": self.goodput_bps,
+        }  # fmt: skip
+
+
+def parse_stacks(text: str) -> list[str]:
+    """``sim,udp,kernel:cubic`` -> names; a bare kernel name (``cubic``) means ``kernel:cubic``."""
+    names = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name = part if part in STACKS or part.startswith("kernel:") else f"kernel:{part}"
+        if name not in STACKS:
+            raise ValueError(f"--stacks: {part!r} is not a stack; expected a comma-separated list of {', '.join(STACKS)}")
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise ValueError(f"--stacks: empty; expected a comma-separated list of {', '.join(STACKS)}")
+    return names
+
+
+def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> Path:
+    """The scenario compare-real runs: the file itself, or with ``startup`` a JSON copy in
+    ``workdir`` whose single flow uses that startup algorithm (its defaults). Refuses a scenario
+    with other than one ``[[flows]]`` entry, or with arrivals, users or replays."""
+    import startlab
+
+    path = Path(scenario)
+    normal = startlab.normalize(path)
+    extra = [k for k in ("arrivals", "users", "replay") if normal.get(k)]
+    if len(normal["flows"]) != 1 or extra:
+        raise startlab.ScenarioError(
+            f"flows: compare-real runs one flow on the testbed's one path; the scenario has {len(normal['flows'])} [[flows]] entries"
+            + (f" and {', '.join(extra)}" if extra else "")
+        )
+    if startup is None:
+        return path
+    with path.open("rb") as f:
+        raw = tomllib.load(f) if path.suffix != ".json" else json.load(f)
+    raw["flows"][0]["startup"] = {"algorithm": startup}
+    for k in ("trace",):
+        raw.pop(k, None)
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / f"{path.stem}-{startup}.json"
+    out.write_text(json.dumps(raw, indent=1))
+    # Files the scenario names are resolved against its own directory: refuse a copy that would
+    # break them rather than run something else.
+    startlab.validate(out)
+    return out
+
+
+def _flow(scenario: Path) -> dict[str, Any]:
+    import startlab
+
+    normal = startlab.normalize(scenario)
+    flow: dict[str, Any] = normal["flows"][0]
+    flow["duration_s"] = normal["duration"] / 1e9 if isinstance(normal["duration"], (int, float)) else None
+    return flow
+
+
+def run_sim(scenario: Path) -> StackResult:
+    """The simulator on the scenario."""
+    import startlab
+
+    result = startlab.run(scenario, progress=False)
+    f = result.flows.iloc[0]
+    t0 = float(f["t0"]) if f["t0"] == f["t0"] else 0.0
+    seq = result.traces.seq
+    drops = sorted(float(t) - t0 for t in seq[(seq.event == "dropped")]["time"])
+    cw = result.traces.cwnd
+    mss = float(f["mss"])
+    exit_time = None if f["startup_exit_time"] != f["startup_exit_time"] or f["startup_exit_time"] is None else float(f["startup_exit_time"]) - t0
+    goodput = f["goodput"]
+    return StackResult(
+        stack="sim", exit_time_s=exit_time, exit_reason=str(f["exit_reason"]),
+        exit_cwnd_pkts=None if f["exit_cwnd_pkts"] != f["exit_cwnd_pkts"] else float(f["exit_cwnd_pkts"]),
+        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if d < DROP_WINDOW_S),
+        goodput_bps=None if goodput != goodput else float(goodput),
+        cwnd=[(float(t) - t0, float(c) / mss) for t, c in zip(cw["time"], cw["cwnd"])],
+        detail={"retransmissions": int(f["retransmissions"]), "timeouts": int(f["timeouts"]), "drops": int(f["drops"])},
+    )  # fmt: skip
+
+
+def _router_summary(report: dict[str, Any]) -> dict[str, Any]:
+    both = (report["forward"], report["reverse"])
+    return {
+        "lateness_mean_s": max(d["lateness_mean_s"] for d in both),
+        "lateness_worst_s": max(d["lateness_worst_s"] for d in both),
+        "late_releases": sum(d["late_releases"] for d in both),
+        "late": bool(report["late"]),
+        "forwarded": sum(d["forwarded"] for d in both),
+    }
+
+
+def _drops(report: dict[str, Any], t0_mono: float) -> list[float]:
+    return sorted(d["mono_s"] - t0_mono for d in report["forward"]["drop_log"] if d["mono_s"] >= t0_mono - 1.0)
+
+
+def run_kernel(tb: Any, scenario: Path, stack: str) -> StackResult:
+    """Linux TCP with the stack's congestion control through the router running the scenario."""
+    from . import kerneltcp
+
+    flow = _flow(scenario)
+    tcp = flow["tcp"]
+    tb.start_router(scenario)
+    try:
+        run = kerneltcp.run(
+            tb, stack, size=flow.get("size"), duration=None if flow.get("size") else flow["duration_s"],
+            initial_window=int(tcp["initial_window"]), ecn=bool(tcp["ecn"]), mss=int(tcp["mss"]),
+        )  # fmt: skip
+    finally:
+        report = tb.stop_router()
+    t, reason, cwnd = run.startup_exit()
+    drops = _drops(report, run.t0_mono)
+    return StackResult(
+        stack=stack, exit_time_s=t, exit_reason=reason, exit_cwnd_pkts=None if cwnd is None else float(cwnd),
+        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
+        goodput_bps=run.goodput_bps if math.isfinite(run.goodput_bps) else None,
+        cwnd=[(s.t_s, float(s.cwnd_pkts)) for s in run.samples], router=_router_summary(report),
+        detail={"source": run.source, "retransmissions": len(run.retransmits), "congestion_control": run.congestion_control, "kernel": run.kernel},
+    )  # fmt: skip
+
+
+def run_udp(tb: Any, scenario: Path) -> StackResult:
+    """startlab-udp (the scenario's own endpoints) through the router running the scenario."""
+    from . import net
+
+    flow = _flow(scenario)
+    tb.start_router(scenario)
+    try:
+        run = net.testbed_transfer(tb, scenario, duration=None if flow.get("size") else flow["duration_s"])
+    finally:
+        report = tb.stop_router()
+    send = run["sender"]
+    exit_ = send.get("startup_exit") or {"reason": send.get("exit_reason", "not-exited")}
+    drops = _drops(report, send["t0_mono_s"])
+    mss = float(flow["tcp"]["mss"])
+    return StackResult(
+        stack="udp", exit_time_s=exit_.get("time_s"), exit_reason=exit_.get("reason", "not-exited"), exit_cwnd_pkts=exit_.get("cwnd_pkts"),
+        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
+        goodput_bps=send.get("goodput_bps"), cwnd=[(s["t_s"], s["cwnd"] / mss) for s in send.get("samples", [])],
+        router=_router_summary(report),
+        detail={
+            "retransmissions": send.get("retransmissions"), "rtos": send.get("rto_count"), "pacing_gap_error": send.get("pacing"),
+            "sender_dropped_datagrams": send.get("drops"), "receiver_dropped_datagrams": run["receiver"].get("drops"), "cpu_s": send.get("cpu_s"),
+        },
+    )  # fmt: skip
+
+
+def compare(scenario: str | Path, stacks: list[str], workdir: Path, startup: str | None = None, tag: str = "cmp") -> list[StackResult]:
+    """Run each stack on the scenario's path (one testbed for all testbed stacks); results in
+    the order asked."""
+    path = prepare(scenario, workdir, startup)
+    results: list[StackResult] = []
+    real = [s for s in stacks if s != "sim"]
+    if real:
+        from .testbed import Testbed, TestbedError, permitted
+
+        reason = permitted()
+        if reason is not None:
+            raise TestbedError(f"stacks {', '.join(real)} need the testbed, which cannot run here: {reason}")
+        with Testbed(tag) as tb:
+            for stack in stacks:
+                if stack == "sim":
+                    results.append(run_sim(path))
+                elif stack == "udp":
+                    results.append(run_udp(tb, path))
+                else:
+                    results.append(run_kernel(tb, path, stack))
+    else:
+        results.append(run_sim(path))
+    return results
+
+
+def table(results: list[StackResult]) -> list[list[str]]:
+    """Rows of the printed table (header first)."""
+
+    def num(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    rows = [["stack", "exit (s)", "reason", "exit cwnd (pkts)", "first drop (s)", "drops 5 s", "goodput (Mbit/s)", "router worst late (ms)"]]
+    for r in results:
+        late = "-" if r.router is None else f"{r.router['lateness_worst_s'] * 1e3:.2f}" + (" LATE" if r.router["late"] else "")
+        rows.append([
+            r.stack, num(r.exit_time_s, ".3f"), r.exit_reason, num(r.exit_cwnd_pkts, ".0f"), num(r.first_drop_s, ".3f"),
+            str(r.drops_5s), num(None if r.goodput_bps is None else r.goodput_bps / 1e6, ".2f"), late,
+        ])  # fmt: skip
+    return rows
+
+
+def plot(results: list[StackResult], path: Path, title: str) -> None:
+    """One overlaid cwnd plot: each stack's cwnd (segments) over the startup and a little after,
+    its exit marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    exits = [r.exit_time_s for r in results if r.exit_time_s is not None]
+    end = max(exits) * 2.5 if exits else 5.0
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
+    for k, r in enumerate(results):
+        pts = [(t, c) for t, c in r.cwnd if t <= end]
+        if pts:
+            ax.step([t for t, _ in pts], [c for _, c in pts], where="post", color=palette[k % len(palette)], label=r.stack, lw=1.2)
+        if r.exit_time_s is not None and r.exit_cwnd_pkts is not None:
+            ax.plot([r.exit_time_s], [r.exit_cwnd_pkts], "o", color=palette[k % len(palette)], ms=6, mfc="none")
+    ax.set_xlim(0, end)
+    ax.set_xlabel("time since the first data packet (s)")
+    ax.set_ylabel("cwnd (segments)")
+    ax.set_title(title)
+    ax.legend(title="stack (o: startup exit)")
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write(results: list[StackResult], out: Path, title: str) -> None:
+    """``--out``: compare.json (rows and details), cwnd.png, and each stack's cwnd series."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps({"stacks": [r.row() | {"router": r.router, "detail": r.detail} for r in results]}, indent=1))
+    (out / "cwnd.json").write_text(json.dumps({r.stack: r.cwnd for r in results}))
+    plot(results, out / "cwnd.png", title)
+
+
+def as_dict(r: StackResult) -> dict[str, Any]:
+    return asdict(r)
