@@ -686,6 +686,89 @@ def _real(scenario: str, stacks: list[str], startup: str | None, as_json: bool, 
         click.echo(f"wrote {out}/compare.json and {out}/cwnd.png")
 
 
+@cli.group("net")
+def net_group() -> None:
+    """startlab-udp: the simulator's TCP endpoints over UDP with the real clock (docs/REAL.md)."""
+
+
+def _read_key(key_file: Path | None) -> str:
+    if key_file is None:
+        raise _Failure("error: --key-file is required (64 hex digits; `startlab net key > FILE` makes one)", 2)
+    text = key_file.read_text().strip()
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        text = ""
+    if len(text) != 64:
+        raise _Failure(f"error: --key-file {key_file}: expected 64 hex digits (a 32-byte key); `startlab net key > FILE` makes one", 2)
+    return text
+
+
+@net_group.command("key")
+def net_key() -> None:
+    """Print a fresh random key (64 hex digits) for --key-file."""
+    from . import net
+
+    click.echo(net.key())
+
+
+@net_group.command("recv")
+@click.option("--bind", required=True, metavar="HOST:PORT", help="UDP address to receive on (port 0: any; printed).")
+@click.option("--key-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="The shared key (64 hex digits).")
+@click.option("--idle-timeout", default=5.0, show_default=True, help="Give up after this many seconds without a datagram.")
+@click.option("--accept-timeout", type=float, help="Give up if no sender comes within this many seconds (default: wait).")
+def net_recv(bind: str, key_file: Path | None, idle_timeout: float, accept_timeout: float | None) -> None:
+    """Receive one startlab-udp connection (ACKing as the sender's scenario says); print the
+    receiver's report as JSON."""
+    from . import net
+
+    secret = _read_key(key_file)
+    try:
+        report = net.serve(bind, secret, idle_timeout=idle_timeout, accept_timeout=accept_timeout)
+    except (ValueError, OSError) as e:
+        raise _Failure(f"error: {e}", 2) from e
+    click.echo(json.dumps(report))
+
+
+@net_group.command("send")
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--to", "server", required=True, metavar="HOST:PORT", help="The receiver's address.")
+@click.option("--key-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="The shared key (64 hex digits).")
+@click.option("--flow", default=0, show_default=True, help="Which [[flows]] entry to send.")
+@click.option("--duration", type=float, help="Stop after this many seconds (default: the scenario's duration).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole sender report as JSON.")
+def net_send(scenario: str, server: str, key_file: Path | None, flow: int, duration: float | None, as_json: bool) -> None:
+    """Send SCENARIO's flow (its TCP, startup and receiver settings) over UDP to a `startlab net
+    recv`; print the startup exit, retransmissions, goodput and pacing gap error."""
+    from . import net
+
+    secret = _read_key(key_file)
+    path = _scenario_file(scenario)
+    try:
+        with _naming(scenario):
+            report = net.send(path, server, secret, flow=flow, duration=duration)
+    except (ValueError, OSError) as e:
+        raise _Failure(f"error: {e}", 2) from e
+    if as_json:
+        click.echo(json.dumps(report))
+        return
+    exit_ = report.get("startup_exit") or {}
+    pacing = report.get("pacing") or {}
+    goodput = report.get("goodput_bps")
+    click.echo(
+        f"{report['flow']} ({report['startup']}): {report['bytes_acked']} bytes acked, "
+        + (f"goodput {goodput / 1e6:.2f} Mbit/s, " if goodput else "")
+        + f"{report['retransmissions']} retransmissions, {report['rto_count']} RTOs"
+    )
+    if exit_:
+        click.echo(f"startup exit: {exit_['time_s']:.3f} s after the first data, {exit_['reason']}, cwnd {exit_['cwnd_pkts']:.0f} segments")
+    if pacing.get("count"):
+        click.echo(f"pacing gap error: mean {pacing['mean_us']:.1f} us, p99 {pacing['p99_us']:.1f} us, max {pacing['max_us']:.1f} us over {pacing['count']} releases")
+    dropped = {k: v for k, v in (report.get("drops") or {}).items() if v}
+    if dropped:
+        click.echo("datagrams dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+
+
 @cli.command("compare-real")
 @click.argument("scenario", metavar="SCENARIO")
 @click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr.")

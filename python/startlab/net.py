@@ -42,6 +42,11 @@ def send(
     size is acknowledged or ``duration`` seconds (default: the scenario's ``duration``) pass.
     Raises :class:`startlab.ScenarioError` for a bad scenario, ``ValueError`` for a bad key and
     ``OSError`` for a network failure, each naming what was wrong."""
+    import startlab
+
+    flows = len(startlab.normalize(scenario)["flows"])
+    if not 0 <= flow < flows:
+        raise startlab.ScenarioError(f"flows: the scenario has no flow {flow}; its [[flows]] has {flows} entries, numbered from 0")
     text, fmt, base = _source(scenario)
     report: dict[str, Any] = json.loads(_core.udp_send(text, fmt, base, flow, server, key, duration, spin_us, connect_timeout))
     return report
@@ -85,6 +90,10 @@ def testbed_transfer(tb: Any, scenario: str | os.PathLike[str], *, duration: flo
         receiver.kill()
         receiver.wait()
         raise
+    finally:
+        for pipe in (receiver.stdout, receiver.stderr):
+            if pipe is not None:
+                pipe.close()
     if receiver.returncode != 0:
         raise OSError(f"the startlab-udp receiver failed: {err.strip()}")
     return {"sender": json.loads(sender.stdout), "receiver": json.loads(out)}
