@@ -69,7 +69,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .testbed import Testbed, TestbedError
+from .testbed import Testbed, TestbedError, _alive
 
 #: Accepted stack names: ``kernel:NAME`` → (the ``TCP_CONGESTION`` name, the ``tcp_cubic``
 #: ``hystart`` parameter for the run or None when the stack does not use it).
@@ -263,16 +263,6 @@ class KernelRun:
 
 
 # --- tracefs -----------------------------------------------------------------------------------
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _tracefs_mounts() -> list[Path]:
