@@ -73,10 +73,11 @@ def parse_stacks(text: str) -> list[str]:
     return names
 
 
-def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> Path:
+def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> tuple[Path, dict[str, Any]]:
     """The scenario compare-real runs: the file itself, or with ``startup`` a JSON copy in
-    ``workdir`` whose single flow uses that startup algorithm (its defaults). Refuses a scenario
-    with other than one ``[[flows]]`` entry, or with arrivals, users or replays."""
+    ``workdir`` whose single flow uses that startup algorithm (its defaults); and that flow as
+    resolved (with ``duration_s``, the run's length). Refuses a scenario with other than one
+    ``[[flows]]`` entry, or with arrivals, users or replays."""
     import startlab
 
     path = Path(scenario)
@@ -88,7 +89,7 @@ def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> 
             + (f" and {', '.join(extra)}" if extra else "")
         )
     if startup is None:
-        return path
+        return path, _flow(normal)
     with path.open("rb") as f:
         raw = tomllib.load(f) if path.suffix != ".json" else json.load(f)
     raw["flows"][0]["startup"] = {"algorithm": startup}
@@ -99,14 +100,10 @@ def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> 
     out.write_text(json.dumps(raw, indent=1))
     # Files the scenario names are resolved against its own directory: refuse a copy that would
     # break them rather than run something else.
-    startlab.validate(out)
-    return out
+    return out, _flow(startlab.normalize(out))
 
 
-def _flow(scenario: Path) -> dict[str, Any]:
-    import startlab
-
-    normal = startlab.normalize(scenario)
+def _flow(normal: dict[str, Any]) -> dict[str, Any]:
     flow: dict[str, Any] = normal["flows"][0]
     flow["duration_s"] = normal["duration"] / 1e9 if isinstance(normal["duration"], (int, float)) else None
     return flow
@@ -143,6 +140,9 @@ def _router_summary(report: dict[str, Any]) -> dict[str, Any]:
         "late_releases": sum(d["late_releases"] for d in both),
         "late": bool(report["late"]),
         "forwarded": sum(d["forwarded"] for d in both),
+        # Data packets and ACKs the router carried: their ratio is the receiver's ACKs per packet.
+        "data_forwarded": report["forward"]["forwarded"],
+        "acks_forwarded": report["reverse"]["forwarded"],
     }
 
 
@@ -150,11 +150,11 @@ def _drops(report: dict[str, Any], t0_mono: float) -> list[float]:
     return sorted(d["mono_s"] - t0_mono for d in report["forward"]["drop_log"] if d["mono_s"] >= t0_mono - 1.0)
 
 
-def run_kernel(tb: Any, scenario: Path, stack: str) -> StackResult:
-    """Linux TCP with the stack's congestion control through the router running the scenario."""
+def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> StackResult:
+    """Linux TCP with the stack's congestion control through the router running the scenario
+    (``flow``: its resolved flow, from :func:`prepare`)."""
     from . import kerneltcp
 
-    flow = _flow(scenario)
     tcp = flow["tcp"]
     tb.start_router(scenario)
     try:
@@ -175,11 +175,10 @@ def run_kernel(tb: Any, scenario: Path, stack: str) -> StackResult:
     )  # fmt: skip
 
 
-def run_udp(tb: Any, scenario: Path) -> StackResult:
+def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     """startlab-udp (the scenario's own endpoints) through the router running the scenario."""
     from . import net
 
-    flow = _flow(scenario)
     tb.start_router(scenario)
     try:
         run = net.testbed_transfer(tb, scenario, duration=None if flow.get("size") else flow["duration_s"])
@@ -204,7 +203,7 @@ def run_udp(tb: Any, scenario: Path) -> StackResult:
 def compare(scenario: str | Path, stacks: list[str], workdir: Path, startup: str | None = None, tag: str = "cmp") -> list[StackResult]:
     """Run each stack on the scenario's path (one testbed for all testbed stacks); results in
     the order asked."""
-    path = prepare(scenario, workdir, startup)
+    path, flow = prepare(scenario, workdir, startup)
     results: list[StackResult] = []
     real = [s for s in stacks if s != "sim"]
     if real:
@@ -218,9 +217,9 @@ def compare(scenario: str | Path, stacks: list[str], workdir: Path, startup: str
                 if stack == "sim":
                     results.append(run_sim(path))
                 elif stack == "udp":
-                    results.append(run_udp(tb, path))
+                    results.append(run_udp(tb, path, flow))
                 else:
-                    results.append(run_kernel(tb, path, stack))
+                    results.append(run_kernel(tb, path, flow, stack))
     else:
         results.append(run_sim(path))
     return results

@@ -31,6 +31,12 @@ pub fn udp_send(
     connect_timeout_s: f64,
 ) -> PyResult<String> {
     let s = crate::parse(scenario, format, base)?;
+    if flow >= s.flows.len() {
+        return Err(crate::errors::ScenarioError::new_err(format!(
+            "flows: the scenario has no flow {flow}; its [[flows]] has {} entries, numbered from 0",
+            s.flows.len()
+        )));
+    }
     let key = key_from_hex(key).map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("key: {e}")))?;
     let mut cfg = SendConfig::new(s, flow, server, key);
     cfg.duration_s = duration_s.or(cfg.duration_s);

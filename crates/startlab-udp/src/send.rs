@@ -2,7 +2,7 @@
 
 use crate::net;
 use crate::replay::ReplayWindow;
-use crate::timing::{thread_cpu, wait_readable, wait_writable, Clock, GapStats, TimerSlack};
+use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, TimerSlack};
 use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_ACK_TIMEOUT, MAX_DATAGRAM, MAX_MSS};
 use crate::{key_of, random_u64, seconds, AckSample, DropCounts, NetError, SendConfig, SendReport, StartupExitReport, MAX_SAMPLES};
 use startlab_cc::Ssthresh;
@@ -348,13 +348,7 @@ impl Client {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.send_blocked += 1;
-                    let writable = wait_writable(&self.sock, Dur::from_secs(5)).map_err(|source| NetError::Io { context: "waiting to send".into(), source })?;
-                    if !writable {
-                        return Err(NetError::Io {
-                            context: "sending to the server".into(),
-                            source: io::Error::new(io::ErrorKind::TimedOut, "the socket buffer stayed full for 5 s"),
-                        });
-                    }
+                    wait_to_send(&self.sock, "the server")?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // The report of an earlier datagram's ICMP error; this one was not sent yet. After a

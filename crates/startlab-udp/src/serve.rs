@@ -2,7 +2,7 @@
 
 use crate::net;
 use crate::replay::ReplayWindow;
-use crate::timing::{thread_cpu, wait_readable, wait_writable, Clock, TimerSlack};
+use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, TimerSlack};
 use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_DATAGRAM};
 use crate::{key_of, random_u64, seconds, DropCounts, NetError, ReceiverReport, ServeConfig, ServeReport, TimelineSample, MAX_SAMPLES};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
@@ -320,13 +320,7 @@ impl State {
             match self.sock.send_to(&self.tx[..n], c.peer) {
                 Ok(_) => break,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let writable = wait_writable(&self.sock, Dur::from_secs(5)).map_err(|source| NetError::Io { context: "waiting to send".into(), source })?;
-                    if !writable {
-                        return Err(NetError::Io {
-                            context: "sending to the client".into(),
-                            source: io::Error::new(io::ErrorKind::TimedOut, "the socket buffer stayed full for 5 s"),
-                        });
-                    }
+                    wait_to_send(&self.sock, "the client")?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => return Err(NetError::Io { context: format!("sending to {}", c.peer), source }),

@@ -48,6 +48,20 @@ pub(crate) fn wait_readable(sock: &UdpSocket, timeout: Option<Dur>) -> io::Resul
     wait(sock, PollFlags::POLLIN, timeout)
 }
 
+/// After a send found the socket buffer full: waits up to 5 s for room, else an error naming
+/// `whom` the datagram was for.
+pub(crate) fn wait_to_send(sock: &UdpSocket, whom: &str) -> Result<(), crate::NetError> {
+    let writable = wait_writable(sock, Dur::from_secs(5)).map_err(|source| crate::NetError::Io { context: "waiting to send".into(), source })?;
+    if writable {
+        Ok(())
+    } else {
+        Err(crate::NetError::Io {
+            context: format!("sending to {whom}"),
+            source: io::Error::new(io::ErrorKind::TimedOut, "the socket buffer stayed full for 5 s"),
+        })
+    }
+}
+
 /// Waits until `sock` can take a datagram (true) or `timeout` has passed (false).
 pub(crate) fn wait_writable(sock: &UdpSocket, timeout: Dur) -> io::Result<bool> {
     wait(sock, PollFlags::POLLOUT, Some(timeout))
