@@ -41,6 +41,8 @@ class StackResult:
     drops_5s: int
     #: Payload bytes delivered × 8 over the run's time from the first data packet.
     goodput_bps: float | None
+    #: Times of the bottleneck's drops (data direction), seconds since the first data packet.
+    drop_times: list[float] = field(default_factory=list, repr=False)
     #: (t_s, cwnd in segments): every change (sim, udp) or every ACK (kernel).
     cwnd: list[tuple[float, float]] = field(default_factory=list, repr=False)
     #: The testbed router's lateness (mean, worst, releases over 1 ms, late flag); None for sim.
@@ -125,7 +127,7 @@ def run_sim(scenario: Path) -> StackResult:
     return StackResult(
         stack="sim", exit_time_s=exit_time, exit_reason=str(f["exit_reason"]),
         exit_cwnd_pkts=None if f["exit_cwnd_pkts"] != f["exit_cwnd_pkts"] else float(f["exit_cwnd_pkts"]),
-        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if d < DROP_WINDOW_S),
+        first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if d < DROP_WINDOW_S),
         goodput_bps=None if goodput != goodput else float(goodput),
         cwnd=[(float(t) - t0, float(c) / mss) for t, c in zip(cw["time"], cw["cwnd"])],
         detail={"retransmissions": int(f["retransmissions"]), "timeouts": int(f["timeouts"]), "drops": int(f["drops"])},
@@ -168,7 +170,7 @@ def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> Sta
     drops = _drops(report, run.t0_mono)
     return StackResult(
         stack=stack, exit_time_s=t, exit_reason=reason, exit_cwnd_pkts=None if cwnd is None else float(cwnd),
-        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
+        first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
         goodput_bps=run.goodput_bps if math.isfinite(run.goodput_bps) else None,
         cwnd=[(s.t_s, float(s.cwnd_pkts)) for s in run.samples], router=_router_summary(report),
         detail={"source": run.source, "retransmissions": len(run.retransmits), "congestion_control": run.congestion_control, "kernel": run.kernel},
@@ -190,7 +192,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     mss = float(flow["tcp"]["mss"])
     return StackResult(
         stack="udp", exit_time_s=exit_.get("time_s"), exit_reason=exit_.get("reason", "not-exited"), exit_cwnd_pkts=exit_.get("cwnd_pkts"),
-        first_drop_s=drops[0] if drops else None, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
+        first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
         goodput_bps=send.get("goodput_bps"), cwnd=[(s["t_s"], s["cwnd"] / mss) for s in send.get("samples", [])],
         router=_router_summary(report),
         detail={
