@@ -161,9 +161,9 @@ pub static STARTUP: &[AlgorithmInfo] = &[AlgorithmInfo {
         ParamInfo { name: "paced", kind: ParamKind::Bool, default: "false", help: "the flow is paced: the train must exceed delay_min instead of delay_min/2" },
         ParamInfo {
             name: "round_reset",
-            kind: ParamKind::Choice(&["gated", "every-ack"]),
-            default: "gated",
-            help: "gated: Linux >= 5.16 (a round starts only while cwnd >= low_window); every-ack: Linux 2.6.29-5.15 (on every slow-start ACK past the round's end)",
+            kind: ParamKind::Choice(&["ungated", "gated", "every-ack"]),
+            default: "ungated",
+            help: "ungated: Linux >= 6.14 and stable kernels with commit 25c1a9ca53db (a round starts on every slow-start ACK past the round's end, at any cwnd); gated: Linux 5.16-6.13 (only while cwnd >= low_window); every-ack: Linux 2.6.29-5.15 (in cong_avoid, after the tests)",
         },
     ],
 }, AlgorithmInfo {

@@ -617,7 +617,7 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
             min_samples: spec.integer("min_samples").min(u32::MAX as u64) as u32,
             ack_delay: spec.dur("ack_delay"),
             paced: spec.flag("paced"),
-            reset_every_ack: spec.choice("round_reset") == "every-ack",
+            round_reset: startlab_cc::startup::RoundReset::from_name(spec.choice("round_reset")).expect("the registry lists the choices"),
         })),
         "hystart++" => Startup::HyStartPlusPlus(startlab_cc::startup::HyStartPlusPlus::new(startlab_cc::startup::HyStartPlusPlusConfig {
             paced: spec.flag("paced"),

@@ -44,13 +44,14 @@ pub(crate) fn set_ecn(sock: &UdpSocket, v6: bool, ect: bool) -> nix::Result<()> 
     }
 }
 
-/// Asks for the IP TOS / traffic class (for CE) and the receive-queue drop counter with every
-/// datagram.
+/// Asks for the IP TOS / traffic class (for CE), the receive-queue drop counter and the kernel's
+/// arrival time (`SO_TIMESTAMPNS`) with every datagram.
 pub(crate) fn enable_receive_info(sock: &UdpSocket, v6: bool) -> nix::Result<()> {
     if v6 {
         setsockopt(sock, sockopt::Ipv6RecvTClass, &true)?;
     } else {
         setsockopt(sock, sockopt::IpRecvTos, &true)?;
     }
-    setsockopt(sock, sockopt::RxqOvfl, &1)
+    setsockopt(sock, sockopt::RxqOvfl, &1)?;
+    setsockopt(sock, sockopt::ReceiveTimestampns, &true)
 }

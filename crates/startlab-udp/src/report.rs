@@ -62,6 +62,17 @@ pub struct AckSample {
     pub snd_una: u64,
 }
 
+/// One value of the startup algorithm's own report (the simulator's per-flow `past_*`, ...
+/// columns).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StartupDetail {
+    /// A number.
+    Num(f64),
+    /// A name.
+    Text(String),
+}
+
 /// The end of startup as the congestion controller recorded it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StartupExitReport {
@@ -123,6 +134,9 @@ pub struct SendReport {
     pub samples_dropped: u64,
     /// The controller's startup exit, if it happened.
     pub startup_exit: Option<StartupExitReport>,
+    /// The startup algorithm's own report, as the simulator's result columns name it (Paced
+    /// Start: `past_g_b`, `past_gap`, `past_case`, ...).
+    pub startup_details: std::collections::BTreeMap<String, StartupDetail>,
     /// As the simulator reports it: the exit reason, else `completed` or `not-exited`.
     pub exit_reason: String,
     /// Data segments the sender emitted, retransmissions included (forced drops included).
@@ -145,6 +159,13 @@ pub struct SendReport {
     pub srtt_s: Option<f64>,
     /// The pacer's release lateness.
     pub pacing: PacingReport,
+    /// For each datagram from the server, how long after the kernel received it the sender acted
+    /// on it: the sender times an ACK by that arrival stamp (`SO_TIMESTAMPNS`) less the delay the
+    /// ACK carries (the server's own lag), so this host delay stays out of the algorithm's
+    /// measurements (`count` = stamped datagrams).
+    pub ack_lag: PacingReport,
+    /// Datagrams with no arrival stamp, timed when read.
+    pub ack_unstamped: u64,
     /// The thread's timer slack during the run (ns), if known.
     pub timer_slack_ns: Option<u64>,
     /// Datagrams dropped on arrival, by reason.
@@ -228,6 +249,11 @@ pub struct ServeReport {
     pub data_duration_s: Option<f64>,
     /// ACKs sent (the SYN-ACK not included).
     pub acks_sent: u64,
+    /// For each ACK, the time from the event that caused it (the kernel's arrival stamp of the
+    /// data, or the delayed-ACK deadline) to its send: the host's wake-up and processing delay,
+    /// which a kernel TCP receiver (ACKing in softirq) does not add. Each ACK carries it and the
+    /// sender takes it off the ACK's arrival time (`count` = ACKs).
+    pub ack_lag: PacingReport,
     /// Datagrams dropped on arrival, by reason.
     pub drops: DropCounts,
     /// Datagrams received (valid or not).

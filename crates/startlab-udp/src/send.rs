@@ -4,13 +4,16 @@ use crate::net;
 use crate::replay::ReplayWindow;
 use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, TimerSlack};
 use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_ACK_TIMEOUT, MAX_DATAGRAM, MAX_MSS};
-use crate::{key_of, random_u64, seconds, AckSample, DropCounts, NetError, SendConfig, SendReport, StartupExitReport, MAX_SAMPLES};
+use crate::{key_of, random_u64, seconds, AckSample, DropCounts, NetError, SendConfig, SendReport, StartupDetail, StartupExitReport, MAX_SAMPLES};
 use startlab_cc::Ssthresh;
 use startlab_scenario::{AckSpec, RecoverySpec, TcpSpec};
 use startlab_tcp::{Ack, AckPolicy, Segment, SegmentKind, Sender};
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::time::TimeSpec;
 use startlab_units::{Dur, Time};
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
 
 /// The payload of every DATA datagram ("any filler").
 static ZEROS: [u8; MAX_MSS as usize] = [0; MAX_MSS as usize];
@@ -44,6 +47,9 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         None => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
     };
     let sock = net::bind(local, cfg.socket_buffer)?;
+    // The kernel's arrival time of each ACK (see `Client::arrival`); without it (never on Linux)
+    // ACKs are timed when read, and the report counts them as unstamped.
+    let stamped = setsockopt(&sock, sockopt::ReceiveTimestampns, &true).is_ok();
     sock.connect(server).map_err(|source| NetError::Io { context: format!("connecting the UDP socket to {server}"), source })?;
     let mut forced = flow.drops.clone();
     forced.sort_unstable();
@@ -77,6 +83,11 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         rx: vec![0; 1 << 16],
         pacer: None,
         gaps: GapStats::new(),
+        stamped,
+        cmsg: nix::cmsg_space!(TimeSpec),
+        floor: Time::ZERO,
+        ack_lag: GapStats::new(),
+        unstamped: 0,
         samples: Vec::with_capacity(1 << 16),
         samples_dropped: 0,
         close_acked: false,
@@ -140,7 +151,7 @@ pub(crate) fn settings_for(t: &TcpSpec) -> Settings {
 /// What the client reads: the server-to-client datagrams, owned.
 enum Incoming {
     InitAck { token: u64, syn_ack: Option<Ack> },
-    Ack { ack: Ack, verified: bool },
+    Ack { ack: Ack, verified: bool, delay: Dur },
     CloseAck,
 }
 
@@ -180,6 +191,15 @@ struct Client {
     /// then (a release that turns out to be the RTO's is not the pacer's).
     pacer: Option<(Time, u64)>,
     gaps: GapStats,
+    /// `SO_TIMESTAMPNS` is on: every datagram comes with the kernel's arrival time.
+    stamped: bool,
+    cmsg: Vec<u8>,
+    /// The latest time handed to the sender: an arrival stamp never goes back before it.
+    floor: Time,
+    /// How long after its arrival each stamped datagram was handed to the sender.
+    ack_lag: GapStats,
+    /// Datagrams that came without an arrival stamp (timed when read).
+    unstamped: u64,
     samples: Vec<AckSample>,
     samples_dropped: u64,
     close_acked: bool,
@@ -216,14 +236,15 @@ impl Client {
         loop {
             let mut busy = true;
             for _ in 0..BATCH {
-                let Some(n) = self.recv()? else {
+                let Some((n, stamp)) = self.recv()? else {
                     busy = false;
                     break;
                 };
-                let now = self.clock.now();
-                self.on_datagram(now, n)?;
+                let arrived = stamp.filter(|_| self.stamped).map(|ts| self.clock.time_of_stamp(ts));
+                self.on_datagram(arrived, n)?;
             }
             let now = self.clock.now();
+            self.floor = now;
             if ended.is_none() {
                 if self.connected_at.is_none() {
                     if now >= connect_deadline {
@@ -319,19 +340,31 @@ impl Client {
     }
 
     /// Reads one waiting datagram into `rx`; `None` when there is none.
-    fn recv(&mut self) -> Result<Option<usize>, NetError> {
+    /// Reads one waiting datagram into `rx`: its length and the kernel's arrival stamp
+    /// (`CLOCK_REALTIME`), if the socket gives one.
+    fn recv(&mut self) -> Result<Option<(usize, Option<TimeSpec>)>, NetError> {
         loop {
-            match self.sock.recv(&mut self.rx) {
-                Ok(n) => {
+            let mut iov = [IoSliceMut::new(&mut self.rx)];
+            match recvmsg::<()>(self.sock.as_raw_fd(), &mut iov, Some(&mut self.cmsg), MsgFlags::empty()) {
+                Ok(msg) => {
+                    let mut stamp = None;
+                    if let Ok(cmsgs) = msg.cmsgs() {
+                        for c in cmsgs {
+                            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                                stamp = Some(ts);
+                            }
+                        }
+                    }
+                    let n = msg.bytes;
                     self.datagrams_received += 1;
                     self.bytes_received += n as u64;
-                    return Ok(Some(n));
+                    return Ok(Some((n, stamp)));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+                Err(nix::errno::Errno::EINTR) => {}
                 // An earlier datagram met a closed port (the server is not there yet, or gone).
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => self.icmp_unreachable += 1,
-                Err(source) => return Err(NetError::Io { context: "receiving from the server".into(), source }),
+                Err(nix::errno::Errno::ECONNREFUSED) => self.icmp_unreachable += 1,
+                Err(e) => return Err(NetError::Io { context: "receiving from the server".into(), source: e.into() }),
             }
         }
     }
@@ -432,8 +465,33 @@ impl Client {
         self.transmit(n)
     }
 
+    /// The time to give the sender for a datagram the kernel received at `arrived` (`None`:
+    /// unstamped) and the server held for `delay` before sending: when the server's kernel got
+    /// the data that caused it, as near as this host can tell, not when this thread got round to
+    /// reading it. On a busy host both ends are often descheduled while packets arrive; timed on
+    /// reading, a batch of ACKs looks back to back (ACK compression the path did not cause),
+    /// which gap- and delay-measuring startups (Paced Start, HyStart's ACK train) read as a
+    /// faster path. A kernel TCP receiver ACKs in softirq and adds no such delay. The result is
+    /// kept between the latest time the sender was already given and now, so the sender's time
+    /// never goes backwards.
+    fn event_time(&mut self, arrived: Option<Time>, delay: Dur) -> Time {
+        let now = self.clock.now();
+        let at = match arrived {
+            Some(t) => {
+                self.ack_lag.record(now.saturating_since(t));
+                Time(t.as_nanos().saturating_sub(delay.as_nanos())).clamp(self.floor, now)
+            }
+            None => {
+                self.unstamped += 1;
+                now
+            }
+        };
+        self.floor = at;
+        at
+    }
+
     /// Checks one datagram in `rx[..n]` and acts on it.
-    fn on_datagram(&mut self, now: Time, n: usize) -> Result<(), NetError> {
+    fn on_datagram(&mut self, arrived: Option<Time>, n: usize) -> Result<(), NetError> {
         let bytes = &self.rx[..n];
         let d = match wire::decode(bytes) {
             Ok(d) => d,
@@ -444,7 +502,7 @@ impl Client {
         };
         let incoming = match d.body {
             Body::InitAck { token, syn_ack } => Incoming::InitAck { token, syn_ack },
-            Body::Ack { ack, verified } => Incoming::Ack { ack, verified },
+            Body::Ack { ack, verified, delay_ns } => Incoming::Ack { ack, verified, delay: Dur(delay_ns as u64) },
             Body::CloseAck => Incoming::CloseAck,
             Body::Init { .. } | Body::Data { .. } | Body::Close { .. } => {
                 self.drops.count(DropReason::UnexpectedType);
@@ -464,6 +522,7 @@ impl Client {
             self.drops.count(r);
             return Ok(());
         }
+        let now = self.event_time(arrived, if let Incoming::Ack { delay, .. } = incoming { delay } else { Dur::ZERO });
         match incoming {
             Incoming::InitAck { token, syn_ack } => {
                 self.token.get_or_insert(token);
@@ -478,7 +537,7 @@ impl Client {
                     self.pump(now)?;
                 }
             }
-            Incoming::Ack { ack, verified } => {
+            Incoming::Ack { ack, verified, .. } => {
                 // The sender trusts an ACK to end on a segment boundary within the data sent.
                 let aligned = ack.ack % self.mss == 0 || Some(ack.ack) == self.size;
                 if ack.ack > self.sender.snd_max() || !aligned {
@@ -546,6 +605,17 @@ impl Client {
                 cwnd_bytes: e.cwnd,
                 cwnd_pkts: e.cwnd / self.mss as f64,
             }),
+            startup_details: cc
+                .startup_report()
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        startlab_cc::startup::Detail::Num(x) => StartupDetail::Num(x),
+                        startlab_cc::startup::Detail::Text(t) => StartupDetail::Text(t.to_string()),
+                    };
+                    (k.to_string(), v)
+                })
+                .collect(),
             exit_reason: match (exit, completed) {
                 (Some(e), _) => e.reason.as_str().to_string(),
                 (None, true) => "completed".to_string(),
@@ -561,6 +631,8 @@ impl Client {
             goodput_bps: duration.filter(|&d| d > 0.0).map(|d| s.snd_una() as f64 * 8.0 / d),
             srtt_s: s.srtt().map(|d| d.as_secs_f64()),
             pacing: self.gaps.report(),
+            ack_lag: self.ack_lag.report(),
+            ack_unstamped: self.unstamped,
             timer_slack_ns,
             drops: self.drops,
             datagrams_sent: self.datagrams_sent,

@@ -2,10 +2,11 @@
 
 use crate::net;
 use crate::replay::ReplayWindow;
-use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, TimerSlack};
+use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, TimerSlack};
 use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_DATAGRAM};
 use crate::{key_of, random_u64, seconds, DropCounts, NetError, ReceiverReport, ServeConfig, ServeReport, TimelineSample, MAX_SAMPLES};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
+use nix::sys::time::TimeSpec;
 use startlab_tcp::{Ack, AckPolicy, Receiver};
 use startlab_units::{Dur, Time};
 use std::io::{self, IoSliceMut};
@@ -67,7 +68,9 @@ impl Server {
             clock: Clock::start(),
             rx: vec![0; 1 << 16],
             tx: vec![0; MAX_DATAGRAM],
-            cmsg: nix::cmsg_space!(i32, i32, u32),
+            cmsg: nix::cmsg_space!(i32, i32, u32, TimeSpec),
+            ack_delay: Dur::ZERO,
+            ack_lag: GapStats::new(),
             conn: None,
             closed: None,
             drops: DropCounts::default(),
@@ -83,11 +86,13 @@ impl Server {
         let ended_by = loop {
             let mut busy = true;
             for _ in 0..crate::send::BATCH {
-                let Some((n, src, ce)) = s.recv()? else {
+                let Some((n, src, ce, stamp)) = s.recv()? else {
                     busy = false;
                     break;
                 };
                 let now = s.clock.now();
+                // An ACK this datagram causes carries how long ago the kernel received it.
+                s.ack_delay = stamp.map_or(Dur::ZERO, |t| now.saturating_since(s.clock.time_of_stamp(t)));
                 s.on_datagram(now, n, src, ce)?;
                 if s.closed.is_some() {
                     break;
@@ -108,6 +113,7 @@ impl Server {
                 if t <= now {
                     let c = s.conn.as_mut().expect("a receiver timer belongs to a connection");
                     if let Some(ack) = c.receiver.on_timer(now) {
+                        s.ack_delay = now.saturating_since(t);
                         s.send_ack(ack)?;
                     }
                 }
@@ -172,22 +178,32 @@ struct State {
     withheld_datagrams: u64,
     acks_sent: u64,
     overflow: u64,
+    /// The delay to put on the next ACK: from the kernel's arrival stamp of the datagram being
+    /// handled, or from the delayed-ACK deadline, to now.
+    ack_delay: Dur,
+    /// Every ACK's delay.
+    ack_lag: GapStats,
 }
 
+/// One datagram read into `rx`: its length, source, CE, and the kernel's arrival stamp.
+type Received = (usize, Option<SocketAddr>, bool, Option<TimeSpec>);
+
 impl State {
-    /// Reads one waiting datagram into `rx`: its length, source, and whether it carried CE.
-    fn recv(&mut self) -> Result<Option<(usize, Option<SocketAddr>, bool)>, NetError> {
+    /// Reads one waiting datagram into `rx`: its length, source, whether it carried CE, and the
+    /// kernel's arrival stamp (`CLOCK_REALTIME`).
+    fn recv(&mut self) -> Result<Option<Received>, NetError> {
         loop {
             let mut iov = [IoSliceMut::new(&mut self.rx)];
             match recvmsg::<SockaddrStorage>(self.sock.as_raw_fd(), &mut iov, Some(&mut self.cmsg), MsgFlags::empty()) {
                 Ok(msg) => {
-                    let mut ce = false;
+                    let (mut ce, mut stamp) = (false, None);
                     if let Ok(cmsgs) = msg.cmsgs() {
                         for c in cmsgs {
                             match c {
                                 ControlMessageOwned::Ipv4Tos(tos) => ce = tos & 0b11 == net::CE,
                                 ControlMessageOwned::Ipv6TClass(tc) => ce = tc & 0b11 == net::CE as i32,
                                 ControlMessageOwned::RxqOvfl(n) => self.overflow = self.overflow.max(n as u64),
+                                ControlMessageOwned::ScmTimestampns(ts) => stamp = Some(ts),
                                 _ => {}
                             }
                         }
@@ -196,7 +212,7 @@ impl State {
                     let n = msg.bytes;
                     self.datagrams_received += 1;
                     self.bytes_received += n as u64;
-                    return Ok(Some((n, src, ce)));
+                    return Ok(Some((n, src, ce, stamp)));
                 }
                 Err(nix::errno::Errno::EAGAIN) => return Ok(None),
                 Err(nix::errno::Errno::EINTR) => {}
@@ -299,10 +315,13 @@ impl State {
         Ok(())
     }
 
+    /// Sends `ack`, `ack_delay` after the event that caused it.
     fn send_ack(&mut self, ack: Ack) -> Result<(), NetError> {
         let verified = self.conn.as_ref().is_some_and(|c| c.budget.verified);
         self.acks_sent += 1;
-        self.send(Body::Ack { ack, verified })
+        let delay = std::mem::take(&mut self.ack_delay);
+        self.ack_lag.record(delay);
+        self.send(Body::Ack { ack, verified, delay_ns: delay.as_nanos().min(u32::MAX as u64) as u32 })
     }
 
     /// Sends to the peer unless the amplification limit withholds it.
@@ -349,6 +368,7 @@ impl State {
             timeline: c.map(|c| c.timeline.finish()).unwrap_or_default(),
             address_verified,
             acks_sent: self.acks_sent,
+            ack_lag: self.ack_lag.report(),
             drops: self.drops,
             datagrams_received: self.datagrams_received,
             bytes_received: self.bytes_received,

@@ -36,6 +36,17 @@ impl Clock {
         Time(monotonic_ns().saturating_sub(self.origin_ns))
     }
 
+    /// A kernel timestamp on `CLOCK_REALTIME` (`SO_TIMESTAMPNS`) as a [`Time`] of this clock: now
+    /// minus the stamp's age, so a step of the wall clock between two readings cannot move it by
+    /// more than the age. A stamp "in the future" (a step back) is now.
+    pub(crate) fn time_of_stamp(&self, stamp: TimeSpec) -> Time {
+        let ns = |t: TimeSpec| t.tv_sec().max(0) as u64 * 1_000_000_000 + t.tv_nsec().max(0) as u64;
+        let real = nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME).map_or(0, ns);
+        let mono = monotonic_ns();
+        let age = real.saturating_sub(ns(stamp));
+        Time(mono.saturating_sub(age).saturating_sub(self.origin_ns))
+    }
+
     /// `CLOCK_MONOTONIC` at `t`, seconds.
     pub(crate) fn monotonic_s(&self, t: Time) -> f64 {
         (self.origin_ns + t.as_nanos()) as f64 / 1e9

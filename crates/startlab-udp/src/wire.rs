@@ -11,7 +11,7 @@ use startlab_tcp::{Ack, AckPolicy, ReceiverConfig, MAX_SACK_BLOCKS};
 use startlab_units::Dur;
 
 /// Wire format version (the first byte of every datagram).
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Length of the shared key in bytes (a BLAKE3 key).
 pub const KEY_LEN: usize = 32;
 /// Length of the keyed check at the end of every datagram: BLAKE3 keyed hash truncated to 128 bits.
@@ -211,6 +211,11 @@ pub enum Body<'a> {
         ack: Ack,
         /// The server has verified the client's address.
         verified: bool,
+        /// How long the server held this ACK after the event that caused it (the kernel's arrival
+        /// stamp of the data, or the delayed-ACK deadline), in ns, saturating: its host's wake-up
+        /// and processing delay. The client times the ACK as if sent without it, as a kernel
+        /// receiver, ACKing in softirq, would have (QUIC's ACK Delay plays the same part).
+        delay_ns: u32,
     },
     /// Ends the connection.
     Close {
@@ -254,7 +259,7 @@ pub fn encoded_len(d: &Datagram<'_>) -> usize {
             Body::Init { .. } => INIT_LEN,
             Body::InitAck { syn_ack, .. } => TOKEN_LEN + syn_ack.as_ref().map_or(0, ack_len),
             Body::Data { token, payload, .. } => 10 + if token.is_some() { TOKEN_LEN } else { 0 } + payload.len(),
-            Body::Ack { ack, .. } => ack_len(ack),
+            Body::Ack { ack, .. } => ack_len(ack) + 4,
             Body::Close { .. } => 1,
             Body::CloseAck => 0,
         }
@@ -265,7 +270,7 @@ pub fn encoded_len(d: &Datagram<'_>) -> usize {
 const INIT_LEN: usize = 27;
 
 /// ACK fields: cumulative ACK (8), rwnd (8), segments (4), SACK block count (1), then the blocks
-/// as (start, end) pairs of 8 bytes each.
+/// as (start, end) pairs of 8 bytes each (an ACK datagram then adds its delay, 4).
 fn ack_len(a: &Ack) -> usize {
     21 + 16 * a.n_sack as usize
 }
@@ -289,7 +294,7 @@ pub fn encode(key: &Key, buf: &mut [u8], d: &Datagram<'_>) -> usize {
         Body::Data { retransmit, ect, cwr, token, .. } => {
             bit(*retransmit, flags::RETRANSMIT) | bit(*ect, flags::ECT) | bit(*cwr, flags::CWR) | bit(token.is_some(), flags::TOKEN)
         }
-        Body::Ack { ack, verified } => bit(ack.ece, flags::ECE) | bit(ack.timer_triggered, flags::TIMER) | bit(*verified, flags::VERIFIED),
+        Body::Ack { ack, verified, .. } => bit(ack.ece, flags::ECE) | bit(ack.timer_triggered, flags::TIMER) | bit(*verified, flags::VERIFIED),
         Body::Close { .. } | Body::CloseAck => 0,
     };
     w.u8(fl);
@@ -325,7 +330,10 @@ pub fn encode(key: &Key, buf: &mut [u8], d: &Datagram<'_>) -> usize {
             }
             w.bytes(payload);
         }
-        Body::Ack { ack, .. } => w.ack(ack),
+        Body::Ack { ack, delay_ns, .. } => {
+            w.ack(ack);
+            w.u32(*delay_ns);
+        }
         Body::Close { reason } => w.u8(*reason as u8),
         Body::CloseAck => {}
     }
@@ -428,7 +436,7 @@ pub fn decode(datagram: &[u8]) -> Result<Datagram<'_>, DropReason> {
             let mut ack = r.ack()?;
             ack.ece = has(flags::ECE);
             ack.timer_triggered = has(flags::TIMER);
-            Body::Ack { ack, verified: has(flags::VERIFIED) }
+            Body::Ack { ack, verified: has(flags::VERIFIED), delay_ns: r.u32()? }
         }
         Kind::Close => Body::Close {
             reason: match r.u8()? {
@@ -591,7 +599,7 @@ mod tests {
                 1 => Body::Init { syn: b[0], ece: b[0] && b[1], cwr: b[0] && b[2], settings: self.settings },
                 2 => Body::InitAck { token: self.seq, syn_ack: b[0].then_some(Ack { syn_ack: true, ..ack }) },
                 3 => Body::Data { seq: self.seq, retransmit: b[0], ect: b[1], cwr: b[2], token: self.token, payload: &self.payload },
-                4 => Body::Ack { ack, verified: b[3] },
+                4 => Body::Ack { ack, verified: b[3], delay_ns: self.seq as u32 },
                 5 => Body::Close { reason: if b[4] { CloseReason::Completed } else { CloseReason::DurationLimit } },
                 _ => Body::CloseAck,
             };
@@ -661,7 +669,7 @@ mod tests {
         let good = buf[..n].to_vec();
         assert_eq!(decode(&[]), Err(DropReason::Truncated));
         let mut v = good.clone();
-        v[0] = 2;
+        v[0] = VERSION + 1;
         assert_eq!(decode(&v), Err(DropReason::WrongVersion));
         let mut v = good.clone();
         v[1] = 9;

@@ -226,7 +226,7 @@ fn every_kind_of_bad_datagram_is_dropped_and_counted_by_the_server() {
     c.raw(&good);
     let ack = c.recv();
     match wire::decode(&ack).map(|x| x.body) {
-        Ok(Body::Ack { ack, verified }) => {
+        Ok(Body::Ack { ack, verified, .. }) => {
             assert_eq!(ack.ack, 100, "the good DATA is acknowledged");
             assert!(ack.ece, "CE was echoed");
             assert!(verified, "the token verified the address");
@@ -242,7 +242,7 @@ fn every_kind_of_bad_datagram_is_dropped_and_counted_by_the_server() {
         &Datagram { conn: c.conn ^ 1, pn: 3, body: Body::Data { seq: 100, retransmit: false, ect: false, cwr: false, token: None, payload: &payload } },
         &KEY,
     ); // unknown connection
-    c.send(&Datagram { conn: c.conn, pn: 4, body: Body::Ack { ack: Ack::default(), verified: false } }, &KEY); // reflected: unexpected type
+    c.send(&Datagram { conn: c.conn, pn: 4, body: Body::Ack { ack: Ack::default(), verified: false, delay_ns: 0 } }, &KEY); // reflected: unexpected type
     c.send(&Datagram { conn: c.conn, pn: 5, body: Body::CloseAck }, &KEY); // unexpected type
     let big = [0u8; 1449];
     c.send(&c.data(6, 100, &big, None), &KEY); // over the MSS: malformed
@@ -326,7 +326,7 @@ fn the_client_drops_and_counts_bad_datagrams_from_the_server() {
     to(&good);
     to(&good); // replayed
     let bad_ack = Ack { ack: 7, rwnd: u64::MAX, ..Ack::default() };
-    to(&RawClient::bytes(&Datagram { conn, pn: 2, body: Body::Ack { ack: bad_ack, verified: false } }, &KEY)); // mid-segment ACK: malformed
+    to(&RawClient::bytes(&Datagram { conn, pn: 2, body: Body::Ack { ack: bad_ack, verified: false, delay_ns: 0 } }, &KEY)); // mid-segment ACK: malformed
     let mut closes = 0;
     let mut data = 0;
     while let Ok((n, _)) = fake.recv_from(&mut buf) {
@@ -351,4 +351,20 @@ fn the_client_drops_and_counts_bad_datagrams_from_the_server() {
         DropCounts { truncated: 1, malformed: 1, wrong_version: 1, unknown_connection: 1, bad_mac: 1, replayed: 1, unexpected_type: 1, wrong_peer: 0 };
     assert_eq!(s.drops, expected, "each bad datagram counted once under its reason");
     assert!(!s.completed && s.bytes_acked == 0);
+}
+
+#[test]
+fn acks_are_timed_by_kernel_arrival_stamps_less_the_delay_they_carry() {
+    let (s, r) = assert_complete(r#"ack = "every-packet", recovery = "sack""#, "paced-start", 2 * MB);
+    // Every datagram from the server came with the kernel's arrival stamp, and every ACK the
+    // server sent carried how long it held it.
+    assert_eq!(s.ack_unstamped, 0, "SO_TIMESTAMPNS gave every datagram a stamp");
+    assert!(s.ack_lag.count >= r.acks_sent, "{} stamped datagrams for {} ACKs", s.ack_lag.count, r.acks_sent);
+    assert_eq!(r.ack_lag.count, r.acks_sent, "each ACK's delay is measured");
+    for lag in [s.ack_lag, r.ack_lag] {
+        let (mean, max) = (lag.mean_us.unwrap(), lag.max_us.unwrap());
+        assert!((0.0..=max).contains(&mean) && max < 5e6, "{lag:?}");
+    }
+    // The algorithm's own report comes through as the simulator names it.
+    assert!(s.startup_details.contains_key("past_g_b"), "{:?}", s.startup_details.keys());
 }

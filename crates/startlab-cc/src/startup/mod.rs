@@ -42,7 +42,7 @@ pub use quick_start::{
     QuickStartConfig, QuickStartEvent, INITIAL_IP_TTL, QS_MAX_CODE, QS_NONCE_BITS, QS_OPTION_BYTES, QS_RATE_UNIT_BPS,
 };
 pub use hystart::{HyStart, HyStartConfig};
-pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig};
+pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig, RoundReset};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
 pub use slow_start::SlowStart;
 pub use lss::{Lss, LssConfig};
