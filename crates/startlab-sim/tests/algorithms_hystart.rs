@@ -56,12 +56,13 @@ fn paper_hystart_leaves_slow_start_near_the_bdp_on_the_ack_train() {
 
 #[test]
 fn linux_hystart_leaves_slow_start_near_the_bdp() {
-    // Measured: delay-increase at cwnd 1032 (1.13 BDP) at 0.99 s, no drop. Linux's rounds start
-    // where cwnd first reached 16 (its lazy reset), partway into a flight, so the first samples of
-    // a round already see the queue the flight builds.
+    // Measured: ack-train at cwnd 1211 (1.32 BDP) at 1.01 s, no drop. With the reset of Linux
+    // 5.16–6.13 (`round_reset = "gated"`) rounds start where cwnd first reached 16, partway into a
+    // flight, so the first samples of a round already see the queue the flight builds: a delay
+    // increase at cwnd 1032 (1.13 BDP) at 0.99 s (docs/IMPAIRMENTS.md's table).
     let f = comparison(r#"algorithm = "hystart-linux""#);
     assert_exits_near_the_bdp("hystart-linux", &f, &["ack-train", "delay-increase"]);
-    // With only the ACK-train detector it still leaves near the BDP (measured: cwnd 1467, 1.60 BDP).
+    // With only the ACK-train detector it leaves at the same ACK (measured: cwnd 1211).
     let f = comparison(r#"algorithm = "hystart-linux", detect = "ack-train""#);
     assert_exits_near_the_bdp("hystart-linux (ack-train only)", &f, &["ack-train"]);
 }
