@@ -86,11 +86,13 @@ pub struct StartupExitReport {
     pub cwnd_pkts: f64,
 }
 
-/// How late the pacer's releases left: for each data segment whose transmission the pacer held
-/// back, the time it was handed to the socket minus the release time the pacer asked for.
+/// A distribution of delays. As [`SendReport::pacing`]: how late the pacer's releases left (for
+/// each data segment the pacer held back, the time it was handed to the socket minus the release
+/// time the pacer asked for). As the `ack_lag` of both reports: how long a datagram waited for
+/// its host.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct PacingReport {
-    /// Segments released by the pacer.
+    /// Delays measured (segments released by the pacer; datagrams or ACKs for `ack_lag`).
     pub count: u64,
     /// Mean lateness in µs (`None` without releases).
     pub mean_us: Option<f64>,

@@ -47,9 +47,10 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         None => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
     };
     let sock = net::bind(local, cfg.socket_buffer)?;
-    // The kernel's arrival time of each ACK (see `Client::arrival`); without it (never on Linux)
-    // ACKs are timed when read, and the report counts them as unstamped.
-    let stamped = setsockopt(&sock, sockopt::ReceiveTimestampns, &true).is_ok();
+    // The kernel's arrival time of each ACK (see `Client::event_time`). Should the option fail
+    // (never on Linux), datagrams come unstamped: they are timed when read and the report counts
+    // them.
+    let _ = setsockopt(&sock, sockopt::ReceiveTimestampns, &true);
     sock.connect(server).map_err(|source| NetError::Io { context: format!("connecting the UDP socket to {server}"), source })?;
     let mut forced = flow.drops.clone();
     forced.sort_unstable();
@@ -83,7 +84,6 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         rx: vec![0; 1 << 16],
         pacer: None,
         gaps: GapStats::new(),
-        stamped,
         cmsg: nix::cmsg_space!(TimeSpec),
         floor: Time::ZERO,
         ack_lag: GapStats::new(),
@@ -191,8 +191,6 @@ struct Client {
     /// then (a release that turns out to be the RTO's is not the pacer's).
     pacer: Option<(Time, u64)>,
     gaps: GapStats,
-    /// `SO_TIMESTAMPNS` is on: every datagram comes with the kernel's arrival time.
-    stamped: bool,
     cmsg: Vec<u8>,
     /// The latest time handed to the sender: an arrival stamp never goes back before it.
     floor: Time,
@@ -240,7 +238,7 @@ impl Client {
                     busy = false;
                     break;
                 };
-                let arrived = stamp.filter(|_| self.stamped).map(|ts| self.clock.time_of_stamp(ts));
+                let arrived = stamp.map(|ts| self.clock.time_of_stamp(ts));
                 self.on_datagram(arrived, n)?;
             }
             let now = self.clock.now();
