@@ -38,7 +38,7 @@ def random_scenario(i: int) -> dict[str, Any]:
     for k in range(rng.choice([1, 1, 2, 3])):
         mss = rng.choice([100, 536, 1000, 1448])
         tcp: dict[str, Any] = {
-            "recovery": rng.choice(["tahoe", "reno", "newreno", "sack", "sack", "sack"]),
+            "recovery": rng.choice(["tahoe", "reno", "newreno", "sack", "sack", "sack", "prr", "rack-tlp", "linux", "sack1"]),
             "mss": f"{mss}B",
             "ack": rng.choice(["every-packet", "delayed", "quickack"]),
             "dupthresh": rng.choice([3, 3, 3, 1, 2, 5]),
@@ -92,10 +92,12 @@ def heavy() -> dict[str, dict[str, Any]]:
     return large_window_scenarios(quick=False)
 
 
-def digest(result: Any) -> str:
-    """SHA-256 over the flows and links tables and the cwnd, sequence and queue traces."""
+def digest(result: Any, drop: tuple[str, ...] = ()) -> str:
+    """SHA-256 over the flows and links tables and the cwnd, sequence and queue traces, without
+    the columns in ``drop`` (to compare builds across an added or renamed column)."""
     h = hashlib.sha256()
     for frame in (result.flows, result.links, result.traces.cwnd, result.traces.seq, result.traces.queue):
+        frame = frame.drop(columns=[c for c in drop if c in frame.columns])
         h.update(frame.to_csv(index=False, float_format="%r").encode())
     return h.hexdigest()[:24]
 
@@ -105,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--random", type=int, default=200, help="random scenarios (default 200)")
     parser.add_argument("--heavy", action="store_true", help="add the large-window benchmark paths")
     parser.add_argument("--no-examples", action="store_true", help="skip the shipped examples")
+    parser.add_argument(
+        "--drop", default="", help="comma-separated result columns left out of the digests (columns one build lacks)"
+    )
     parser.add_argument("files", nargs="*", type=Path, help="more scenario files")
     args = parser.parse_args(argv)
     cases: list[tuple[str, Any]] = [] if args.no_examples else [(p.name, p) for p in sorted((ROOT / "examples").glob("*.toml"))]
@@ -114,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
         cases += list(heavy().items())
     for name, scenario in cases:
         try:
-            out = digest(startlab.run(scenario, progress=False, base=str(ROOT / "examples")))
+            drop = tuple(c for c in args.drop.split(",") if c)
+            out = digest(startlab.run(scenario, progress=False, base=str(ROOT / "examples")), drop)
         except Exception as exc:  # a refused random scenario is part of the fingerprint too
             out = f"error: {type(exc).__name__}: {exc}"
         print(f"{name} {out}", flush=True)

@@ -2,6 +2,9 @@
 
     python bench/ns3_compare.py [--scenario 100M|1G|both] [--duration SECONDS] [--repeat N]
                                 [--ns3-timeout SECONDS] [--profile N] [--cc newreno|cubic]
+    python bench/ns3_compare.py --scenario past [--duration SECONDS] [--cc cubic|newreno]
+                                [--startlab-recovery NAME] [--ns3-recovery classic|prr]
+                                [--ns3-timeout SECONDS] [--json]
 
 Needs startlab installed and ns-3's Python bindings (``pip install ns3``, cppyy based; the first
 ``from ns import ns`` compiles bindings and takes a while). Nothing is downloaded at run time.
@@ -22,6 +25,20 @@ head, and slow start overshoots to thousands of segments in flight), so its run 
 budget (--ns3-timeout, default 600 s): a C++ watchdog (an event every 10 ms of simulated time, and
 a check every 64 delivered packets) stops the run once the budget is spent, and the row is then
 marked as partial, with the simulated time it reached.
+
+``--scenario past`` compares results, not speed, on the path of the Paced Start paper's default
+setup (examples/paced-start-default.toml, startlab issue 16): the 100M dumbbell above plus 40 Mbit/s
+of CBR cross traffic (1000-byte IP packets at constant spacing from t = 0, through the bottleneck
+in the direction of the TCP data), and one CUBIC flow (``--cc newreno`` also works) for 50 s. Both
+simulators open with a handshake. Loss recovery is chosen on each side (``--startlab-recovery``,
+a string put into the startlab flow's ``tcp.recovery``; ``--ns3-recovery``, ns-3's
+``TcpClassicRecovery`` or ``TcpPrrRecovery``). It reports, per simulator, the first congestion
+reduction (time, and cwnd in segments just before it), the TCP flow's drops at the bottleneck in
+the first 10 s and over the run, RTOs, and goodput (bytes delivered to the receiving application
+/ duration), as one markdown table (or JSON with ``--json``). ns-3 is counted by C++
+trace sinks (no Python call per packet): cwnd, ssthresh and congestion state on the sender's
+socket (an RTO is a change of state to ``CA_LOSS``, so backed-off RTOs within one loss episode
+count once), and the bottleneck queue's ``Drop`` trace, keeping IPv4 protocol 6 (TCP).
 """
 
 from __future__ import annotations
@@ -50,6 +67,17 @@ CC = {
         f"cubic_fast_convergence = {str(CUBIC_FAST_CONVERGENCE).lower()}",
     ),
 }
+#: ``--scenario past``: the 100M path plus CBR cross traffic of ``cross_rate`` bit/s in packets of
+#: ``cross_packet`` bytes. startlab's ``packet_size`` is bytes on the wire with no header added,
+#: i.e. the IP packet (its TCP packets are likewise MSS + the 52 B TCP/IP header); ns-3 sends UDP
+#: payloads of ``cross_packet - UDP_IP_HEADER`` bytes, one every ``cross_packet * 8 / cross_rate``
+#: (ns-3's PointToPoint adds 2 B of PPP to every packet on every link, startlab nothing).
+PAST = {**SCENARIOS["100M"], "cross_rate": 40_000_000, "cross_packet": 1000}
+UDP_IP_HEADER = 28  # 20 B IPv4 + 8 B UDP
+PAST_DROP_WINDOW_S = 10.0  # TCP drops are also counted over the first this many simulated seconds
+DROPS_EARLY_KEY = f"tcp_drops_first_{PAST_DROP_WINDOW_S:g}s"  # their name in --json
+#: ``--ns3-recovery``: ns-3's loss recovery (``ns3::TcpL4Protocol::RecoveryType``).
+NS3_RECOVERY = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}
 ACCESS_QUEUE = 100000  # startlab's default access-link queue (packets); never fills here
 WATCHDOG_PERIOD_S = 0.01  # simulated seconds between ns-3 watchdog checks
 
@@ -141,6 +169,91 @@ def run_startlab(
     )
 
 
+STARTLAB_PAST_TOML = """\
+seed = 1
+duration = "{duration}s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{bottleneck}"
+rtt = "{rtt_ms}ms"
+access_rate = "{access}"
+queue = {{ kind = "droptail", limit = "{queue}pkt" }}
+[[flows]]
+name = "bulk"
+tcp = {{ recovery = {recovery}, mss = "1448B", header = "52B", initial_window = 10, ack = "every-packet", handshake = true{extra} }}
+size = "infinite"
+[[cross]]
+kind = "cbr"
+rate = "{cross_rate}bps"
+packet_size = "{cross_packet}B"
+[trace]
+cwnd = false
+seq = true
+queue = false
+"""
+
+
+@dataclass
+class Outcome:
+    """What ``--scenario past`` reports for one simulator's run."""
+
+    recovery: str  # the loss recovery used, as that simulator names it
+    exit_time: float | None  # first congestion reduction, simulated s (None: never reduced)
+    exit_cwnd: float | None  # cwnd just before that reduction, segments
+    drops_early: int  # the TCP flow's packets dropped at the bottleneck before PAST_DROP_WINDOW_S
+    drops: int  # ... over the whole run
+    rtos: int
+    # bytes delivered to the receiving application: startlab's unique bytes arrived
+    # (`bytes_delivered`), ns-3's PacketSink total (in-order bytes); the same over a long run
+    goodput_bytes: int
+    sim_s: float  # simulated time reached
+    wall_s: float
+    timed_out: bool = False
+
+    def goodput(self) -> float:
+        """Goodput over the simulated time reached, bit/s."""
+        return self.goodput_bytes * 8 / self.sim_s if self.sim_s > 0 else 0.0
+
+
+def run_startlab_past(params: dict, duration: float, recovery: str) -> Outcome:
+    """Run the ``past`` scenario in startlab (the handshake on, as in ns-3). ``recovery`` is passed
+    through to ``tcp.recovery`` unchecked; startlab refuses a name it does not know
+    (``_core.ScenarioError``)."""
+    import json
+
+    from startlab import _core
+
+    text = STARTLAB_PAST_TOML.format(
+        duration=duration, recovery=json.dumps(recovery), extra=STARTLAB_TCP_EXTRA, **params
+    )
+    sim = _core.Simulation(text)
+    t0 = time.perf_counter()
+    sim.run()
+    wall = time.perf_counter() - t0
+    res = sim.results()
+    flows = res["flows"]
+    # The seq trace has a row per data packet dropped (at the time of the drop), for TCP only;
+    # the per-flow `drops` column is the same count over the whole run.
+    import numpy as np
+
+    seq = res["traces"]["seq"]
+    dropped = list(res["seq_kinds"]).index("dropped")
+    event, when = np.asarray(seq["event"]), np.asarray(seq["time"])
+    early = int(np.count_nonzero((event == dropped) & (when < PAST_DROP_WINDOW_S)))
+    exit_cwnd = flows["exit_cwnd_pkts"][0]
+    return Outcome(
+        recovery=str(flows["recovery"][0]),
+        exit_time=flows["startup_exit_time"][0],
+        exit_cwnd=None if exit_cwnd is None else float(exit_cwnd),
+        drops_early=early,
+        drops=int(flows["drops"][0]),
+        rtos=int(flows["timeouts"][0]),
+        goodput_bytes=int(flows["bytes_delivered"][0]),
+        sim_s=sim.stats()["sim_time_ns"] / 1e9,
+        wall_s=wall,
+    )
+
+
 _CPP_HELPERS = r"""
 #include <chrono>
 namespace ns3bench {
@@ -188,7 +301,76 @@ void Start(double budget_s, double period_s) {
 """
 
 
-def ns3_setup_defaults(ns, cc: str = "newreno") -> None:
+_CPP_PAST_HELPERS = r"""
+namespace ns3past {
+static uint64_t g_drops = 0, g_drops_early = 0, g_rtos = 0;
+static ns3::Time g_split;
+static uint32_t g_cwnd = 0, g_exit_cwnd = 0;
+static bool g_exited = false;
+static double g_exit_time = 0;
+
+static uint64_t g_tc_drops = 0;
+uint64_t Drops() { return g_drops; }
+uint64_t TcDrops() { return g_tc_drops; }
+void OnTcDrop(ns3::Ptr<const ns3::Packet>) { ++g_tc_drops; }
+uint64_t DropsEarly() { return g_drops_early; }
+uint64_t Rtos() { return g_rtos; }
+bool Exited() { return g_exited; }
+double ExitTime() { return g_exit_time; }
+uint32_t ExitCwnd() { return g_exit_cwnd; }
+
+// The bottleneck queue's Drop trace (PPP frames): count the TCP flow's packets (IPv4 protocol 6),
+// not the UDP cross traffic.
+void OnDrop(ns3::Ptr<const ns3::Packet> p) {
+    ns3::Ptr<ns3::Packet> c = p->Copy();
+    ns3::PppHeader ppp;
+    c->RemoveHeader(ppp);
+    ns3::Ipv4Header ip;
+    c->PeekHeader(ip);
+    if (ip.GetProtocol() != 6) return;
+    ++g_drops;
+    if (ns3::Simulator::Now() < g_split) ++g_drops_early;
+}
+void OnCwnd(uint32_t, uint32_t cwnd) { g_cwnd = cwnd; }
+// The first decrease of ssthresh is the first congestion reduction: TcpSocketBase sets ssthresh
+// before the recovery (or RTO) code lowers cwnd, so g_cwnd still holds the window before it.
+// (Establishing the connection sets ssthresh to its initial value: an increase, ignored.)
+void OnSsthresh(uint32_t before, uint32_t after) {
+    if (!g_exited && after < before) {
+        g_exited = true;
+        g_exit_time = ns3::Simulator::Now().GetSeconds();
+        g_exit_cwnd = g_cwnd;
+    }
+}
+void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now) {
+    if (now == ns3::TcpSocketState::CA_LOSS) ++g_rtos;
+}
+void HookSocket(ns3::Ptr<ns3::Application> app) {
+    ns3::Ptr<ns3::Socket> s = ns3::DynamicCast<ns3::BulkSendApplication>(app)->GetSocket();
+    if (!s) { ns3::Simulator::Schedule(ns3::MilliSeconds(1), &HookSocket, app); return; }
+    s->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&OnCwnd));
+    s->TraceConnectWithoutContext("SlowStartThreshold", ns3::MakeCallback(&OnSsthresh));
+    s->TraceConnectWithoutContext("CongState", ns3::MakeCallback(&OnCongState));
+}
+// Reset the counters and connect the sinks: the bottleneck device's queue now, the sender's socket
+// once the application created it (it does at its start, t = 0; the SYN-ACK comes 80 ms later).
+// Drops by the router's traffic-control layer are counted apart: there should be none, since the
+// bottleneck device has no flow control (see ns3_dumbbell).
+void Setup(ns3::Ptr<ns3::NetDevice> bottleneck, ns3::Ptr<ns3::Application> bulk, double split_s) {
+    g_drops = g_drops_early = g_rtos = g_tc_drops = 0; g_cwnd = g_exit_cwnd = 0; g_exited = false;
+    g_exit_time = 0; g_split = ns3::Seconds(split_s);
+    ns3::Ptr<ns3::Queue<ns3::Packet>> q =
+        ns3::DynamicCast<ns3::PointToPointNetDevice>(bottleneck)->GetQueue();
+    q->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&OnDrop));
+    bottleneck->GetNode()->GetObject<ns3::TrafficControlLayer>()->TraceConnectWithoutContext(
+        "TcDrop", ns3::MakeCallback(&OnTcDrop));
+    ns3::Simulator::Schedule(ns3::MilliSeconds(1), &HookSocket, bulk);
+}
+}
+"""
+
+
+def ns3_setup_defaults(ns, cc: str = "newreno", recovery: str = "classic") -> None:
     """TCP configuration matching the startlab flow (set once per process)."""
     sd = ns.Config.SetDefault
     sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CC[cc][0])))
@@ -199,7 +381,7 @@ def ns3_setup_defaults(ns, cc: str = "newreno") -> None:
         sd("ns3::TcpCubic::FastConvergence", ns.BooleanValue(CUBIC_FAST_CONVERGENCE))
     sd(
         "ns3::TcpL4Protocol::RecoveryType",
-        ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
+        ns.TypeIdValue(ns.TypeId.LookupByName(NS3_RECOVERY[recovery])),
     )
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
     sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
@@ -211,19 +393,26 @@ def ns3_setup_defaults(ns, cc: str = "newreno") -> None:
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
 
 
-def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0) -> Run:
-    """Run the scenario in ns-3 with a wall-clock budget for the run; ``nchunks`` as in
-    :func:`run_startlab` (``Simulator.Run()`` once per chunk, each ended by ``Simulator.Stop``)."""
-    import cppyy
+def ns3_dumbbell(ns, params: dict, cross: bool = False):
+    """Build the dumbbell: nodes 0 sender, 1 left router, 2 right router, 3 receiver, and with
+    ``cross`` 4 cross-traffic sender (on the left router) and 5 its receiver (on the right one), as
+    startlab's ``xs0``/``xd0`` with zero-delay access links. Returns the nodes, the devices and
+    the interfaces of each link in this order: access-s, bottleneck, access-d[, access-xs,
+    access-xd].
 
-    h = cppyy.gbl.ns3bench
-    t0 = time.perf_counter()
+    With ``cross`` the bottleneck devices have no flow control, so that a full queue drops the
+    arriving packet itself (its ``Drop`` trace fires, with the IP header on the packet). With flow
+    control (ns-3's default, kept for the speed scenarios) the device stops its queue when it is
+    full and the traffic-control layer drops the packet (``TcDrop``, before the IP header is
+    added). Both accept a packet while fewer than ``queue`` packets wait."""
     nodes = ns.NodeContainer()
-    nodes.Create(4)  # 0 sender, 1 left router, 2 right router, 3 receiver
+    nodes.Create(6 if cross else 4)
     ns.InternetStackHelper().Install(nodes)
 
-    def link(a: int, b: int, rate: str, delay: str, queue_pkts: int):
+    def link(a: int, b: int, rate: str, delay: str, queue_pkts: int, flow_control: bool = True):
         p2p = ns.PointToPointHelper()
+        if not flow_control:
+            p2p.DisableFlowControl()
         p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
         p2p.SetChannelAttribute("Delay", ns.StringValue(delay))
         p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue(f"{queue_pkts}p"))
@@ -232,19 +421,33 @@ def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0
     one_way = f"{params['rtt_ms'] / 2}ms"
     devs = [
         link(0, 1, params["access"], "0ms", ACCESS_QUEUE),
-        link(1, 2, params["bottleneck"], one_way, params["queue"]),
+        link(1, 2, params["bottleneck"], one_way, params["queue"], flow_control=not cross),
         link(2, 3, params["access"], "0ms", ACCESS_QUEUE),
     ]
+    if cross:
+        devs.append(link(4, 1, params["access"], "0ms", ACCESS_QUEUE))
+        devs.append(link(2, 5, params["access"], "0ms", ACCESS_QUEUE))
     addr = ns.Ipv4AddressHelper()
     ifaces = []
     for i, d in enumerate(devs):
         addr.SetBase(ns.Ipv4Address(f"10.1.{i + 1}.0"), ns.Ipv4Mask("255.255.255.0"))
         ifaces.append(addr.Assign(d))
-        # Assign() installs the default FqCoDel queue disc; remove it so the PointToPoint device's
-        # drop-tail queue is the only buffer, as in startlab.
-        ns.TrafficControlHelper().Uninstall(d)
+        # Assign() installs the default FqCoDel queue disc (on devices with flow control); remove
+        # it so the PointToPoint device's drop-tail queue is the only buffer, as in startlab.
+        if not (cross and i == 1):
+            ns.TrafficControlHelper().Uninstall(d)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    return nodes, devs, ifaces
 
+
+def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0) -> Run:
+    """Run the scenario in ns-3 with a wall-clock budget for the run; ``nchunks`` as in
+    :func:`run_startlab` (``Simulator.Run()`` once per chunk, each ended by ``Simulator.Stop``)."""
+    import cppyy
+
+    h = cppyy.gbl.ns3bench
+    t0 = time.perf_counter()
+    nodes, devs, ifaces = ns3_dumbbell(ns, params)
     port = 5000
     sink_helper = ns.PacketSinkHelper(
         "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
@@ -291,15 +494,190 @@ def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0
     return result
 
 
+def run_ns3_past(ns, params: dict, duration: float, budget_s: float, recovery: str) -> Outcome:
+    """Run the ``past`` scenario in ns-3 (``ns3_setup_defaults`` already chose the congestion
+    control and ``recovery``) with the wall-clock budget of :func:`run_ns3`."""
+    import cppyy
+
+    h, hp = cppyy.gbl.ns3bench, cppyy.gbl.ns3past
+    nodes, devs, ifaces = ns3_dumbbell(ns, params, cross=True)
+    port = 5000
+    sink_apps = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+    ).Install(nodes.Get(3))
+    sink_apps.Start(ns.Seconds(0))
+    bulk = ns.BulkSendHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ifaces[2].GetAddress(1), port).ConvertTo()
+    )
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
+    bulk_apps = bulk.Install(nodes.Get(0))
+    bulk_apps.Start(ns.Seconds(0))
+
+    # CBR: one UDP packet of cross_packet IP bytes every cross_packet * 8 / cross_rate, from t = 0
+    # (UdpClient sends its first packet at its start); a UDP sink takes them, so that the receiver
+    # sends no ICMP back. UdpClient's 12 B sequence/timestamp header is part of the payload.
+    cross_port = 9
+    any_addr = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), cross_port).ConvertTo()
+    ns.PacketSinkHelper("ns3::UdpSocketFactory", any_addr).Install(nodes.Get(5)).Start(ns.Seconds(0))
+    gap_ns, rest = divmod(params["cross_packet"] * 8 * 10**9, params["cross_rate"])
+    assert rest == 0, "the CBR gap must be a whole number of nanoseconds"
+    cbr = ns.UdpClientHelper(ifaces[4].GetAddress(1).ConvertTo(), cross_port)
+    cbr.SetAttribute("MaxPackets", ns.UintegerValue(0))
+    cbr.SetAttribute("Interval", ns.TimeValue(ns.NanoSeconds(gap_ns)))
+    cbr.SetAttribute("PacketSize", ns.UintegerValue(params["cross_packet"] - UDP_IP_HEADER))
+    cbr.Install(nodes.Get(4)).Start(ns.Seconds(0))
+
+    h.ConnectRx(devs[2].Get(1))  # the TCP receiver's device: the watchdog's packet count
+    hp.Setup(devs[1].Get(0), bulk_apps.Get(0), PAST_DROP_WINDOW_S)  # left router -> right router
+    h.Start(budget_s, WATCHDOG_PERIOD_S)
+    t0 = time.perf_counter()
+    ns.Simulator.Stop(ns.Seconds(duration))
+    ns.Simulator.Run()
+    wall = time.perf_counter() - t0
+    if hp.TcDrops():
+        print(
+            f"WARNING: ns-3's traffic-control layer dropped {int(hp.TcDrops())} packets at the "
+            "left router; they are not in the drop counts",
+            file=sys.stderr,
+        )
+    out = Outcome(
+        recovery=NS3_RECOVERY[recovery].removeprefix("ns3::"),
+        exit_time=float(hp.ExitTime()) if hp.Exited() else None,
+        exit_cwnd=int(hp.ExitCwnd()) / MSS if hp.Exited() else None,
+        drops_early=int(hp.DropsEarly()),
+        drops=int(hp.Drops()),
+        rtos=int(hp.Rtos()),
+        goodput_bytes=int(h.SinkTotalRx(sink_apps.Get(0))),
+        sim_s=ns.Simulator.Now().GetSeconds(),
+        wall_s=wall,
+        timed_out=bool(h.TimedOut()),
+    )
+    ns.Simulator.Destroy()
+    return out
+
+
+def past_report(sl: Outcome, n3: Outcome, duration: float, cc: str) -> dict:
+    """The ``past`` comparison as one JSON-able dict (what ``--json`` prints)."""
+
+    def row(name: str, o: Outcome) -> dict:
+        return {
+            "simulator": name,
+            "recovery": o.recovery,
+            "exit_time_s": o.exit_time,
+            "exit_cwnd_segments": o.exit_cwnd,
+            DROPS_EARLY_KEY: o.drops_early,
+            "tcp_drops": o.drops,
+            "rtos": o.rtos,
+            "goodput_mbps": o.goodput() / 1e6,
+            "simulated_s": o.sim_s,
+            "wall_s": o.wall_s,
+            "partial": o.timed_out,
+        }
+
+    def ratio(a: float, b: float) -> float | None:
+        return a / b if b else None
+
+    p = PAST
+    return {
+        "scenario": {
+            "bottleneck": p["bottleneck"],
+            "access": p["access"],
+            "rtt_ms": p["rtt_ms"],
+            "queue_pkts": p["queue"],
+            "cross_cbr_bps": p["cross_rate"],
+            "cross_packet_ip_bytes": p["cross_packet"],
+            "cc": cc,
+            "duration_s": duration,
+            "drop_window_s": PAST_DROP_WINDOW_S,
+        },
+        "rows": [row("startlab", sl), row("ns-3", n3)],
+        "ratio_startlab_over_ns3": {
+            DROPS_EARLY_KEY: ratio(sl.drops_early, n3.drops_early),
+            "goodput": ratio(sl.goodput(), n3.goodput()),
+        },
+    }
+
+
+def past_markdown(rep: dict) -> str:
+    """The ``past`` comparison as one markdown table: a row per simulator and the ratio row."""
+
+    def num(v, fmt: str) -> str:
+        return "–" if v is None else format(v, fmt)
+
+    w = rep["scenario"]["drop_window_s"]
+    lines = [
+        f"| simulator | recovery | first reduction s | cwnd before, seg | TCP drops in {w:g} s | "
+        "TCP drops | RTOs | goodput Mbit/s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rep["rows"]:
+        mark = f" (partial, to {r['simulated_s']:.3f} s)" if r["partial"] else ""
+        lines.append(
+            f"| {r['simulator']}{mark} | {r['recovery']} | {num(r['exit_time_s'], '.3f')} | "
+            f"{num(r['exit_cwnd_segments'], '.0f')} | {r[DROPS_EARLY_KEY]:,} | "
+            f"{r['tcp_drops']:,} | {r['rtos']} | {r['goodput_mbps']:.2f} |"
+        )
+    q = rep["ratio_startlab_over_ns3"]
+    lines.append(
+        f"| **startlab / ns-3** | | | | {num(q[DROPS_EARLY_KEY], '.3f')} | | | "
+        f"{num(q['goodput'], '.3f')} |"
+    )
+    return "\n".join(lines)
+
+
 def median_run(runs: list[Run]) -> Run:
     """The run with the median wall time (the simulations are deterministic; only time varies)."""
     return sorted(runs, key=lambda r: r.wall_s)[len(runs) // 2]
 
 
+def main_past(ns, args, sl: Outcome, out) -> int:
+    """``--scenario past``: run ns-3 (startlab already ran) and print the comparison."""
+    import cppyy
+
+    cppyy.cppdef(_CPP_PAST_HELPERS)
+    p = PAST
+    print(
+        f"\n== past: bottleneck {p['bottleneck']}, access {p['access']}, RTT {p['rtt_ms']} ms (all "
+        f"on the bottleneck), drop-tail {p['queue']} pkt, CBR {p['cross_rate'] / 1e6:g} Mbit/s in "
+        f"{p['cross_packet']} B IP packets, {args.cc}, handshake in both, {args.duration:g} s "
+        f"simulated; recovery: startlab {args.startlab_recovery!r}, ns-3 "
+        f"{NS3_RECOVERY[args.ns3_recovery]}",
+        file=out,
+        flush=True,
+    )
+    n3 = run_ns3_past(ns, p, args.duration, args.ns3_timeout, args.ns3_recovery)
+    partial = f" (PARTIAL: stopped by --ns3-timeout at {n3.sim_s:.3f} s simulated)"
+    print(
+        f"wall s: startlab {sl.wall_s:.3f}, ns-3 {n3.wall_s:.1f}{partial if n3.timed_out else ''}",
+        file=out,
+    )
+    rep = past_report(sl, n3, args.duration, args.cc)
+    if args.json:
+        import json
+
+        print(json.dumps(rep, indent=2))
+    else:
+        print("\nsummary (markdown):")
+        print(past_markdown(rep))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenario", choices=["100M", "1G", "both"], default="both")
-    ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds (default 10)")
+    ap.add_argument(
+        "--scenario",
+        choices=["100M", "1G", "both", "past"],
+        default="both",
+        help="speed on 100M, 1G or both (default); past: compare results (slow-start exit, drops, "
+        "RTOs, goodput) on the 100M path with 40 Mbit/s of CBR cross traffic",
+    )
+    ap.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="simulated seconds (default 10; 50 with --scenario past)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per simulator; median wall time")
     ap.add_argument(
         "--ns3-timeout",
@@ -326,21 +704,63 @@ def main() -> int:
     ap.add_argument(
         "--cc",
         choices=list(CC),
-        default="newreno",
-        help="congestion control of both simulators (default newreno); cubic: CUBIC with plain "
-        "slow start (ns-3 TcpCubic with HyStart off), C 0.4, beta 0.7, fast convergence",
+        default=None,
+        help="congestion control of both simulators (default newreno; cubic with --scenario past); "
+        "cubic: CUBIC with plain slow start (ns-3 TcpCubic with HyStart off), C 0.4, beta 0.7, "
+        "fast convergence",
+    )
+    ap.add_argument(
+        "--startlab-recovery",
+        default=None,
+        metavar="NAME",
+        help="--scenario past only: startlab's loss recovery, passed as tcp.recovery = NAME "
+        "(default prr)",
+    )
+    ap.add_argument(
+        "--ns3-recovery",
+        choices=list(NS3_RECOVERY),
+        default=None,
+        help="--scenario past only: ns-3's loss recovery, TcpClassicRecovery or TcpPrrRecovery "
+        "(default prr, ns-3's own default)",
+    )
+    ap.add_argument(
+        "--json", action="store_true", help="--scenario past only: print the comparison as JSON"
     )
     args = ap.parse_args()
+    past = args.scenario == "past"
+    if past:
+        if args.repeat != 1 or args.profile:
+            ap.error("--repeat and --profile time runs; --scenario past compares results only")
+        args.cc = args.cc or "cubic"
+        args.startlab_recovery = args.startlab_recovery or "prr"
+        args.ns3_recovery = args.ns3_recovery or "prr"
+        args.duration = 50.0 if args.duration is None else args.duration
+    else:
+        if args.startlab_recovery or args.ns3_recovery or args.json:
+            ap.error("--startlab-recovery, --ns3-recovery and --json need --scenario past")
+        args.cc = args.cc or "newreno"
+        args.duration = 10.0 if args.duration is None else args.duration
     global STARTLAB_TCP_EXTRA
-    if args.startlab_handshake:
+    if args.startlab_handshake and not past:  # past always has the handshake
         STARTLAB_TCP_EXTRA += ", handshake = true"
     STARTLAB_TCP_EXTRA += CC[args.cc][1]
+    # With --json, stdout carries the JSON only; the notes go to stderr.
+    out = sys.stderr if args.json else sys.stdout
 
     try:
         import startlab
     except ImportError:
         print("startlab is not importable: build it with `maturin develop --release`")
         return 2
+    sl_past = None
+    if past:
+        # startlab first: it takes a second, and refuses an unknown recovery name before ns-3 runs.
+        try:
+            sl_past = run_startlab_past(PAST, args.duration, args.startlab_recovery)
+        except startlab._core.ScenarioError as e:
+            name = args.startlab_recovery
+            print(f"startlab refused the scenario (--startlab-recovery {name!r}?): {e}")
+            return 2
     t_import = time.perf_counter()
     try:
         from ns import ns
@@ -351,7 +771,7 @@ def main() -> int:
     import cppyy
 
     cppyy.cppdef(_CPP_HELPERS)
-    ns3_setup_defaults(ns, args.cc)
+    ns3_setup_defaults(ns, args.cc, args.ns3_recovery or "classic")
 
     from importlib.metadata import PackageNotFoundError, version
 
@@ -361,8 +781,11 @@ def main() -> int:
         ns3_version = "unknown"
     print(
         f"startlab {startlab.__version__}; ns-3 (PyPI ns3) {ns3_version}; "
-        f"ns-3 import took {t_import:.1f} s (not counted); ns-3 budget {args.ns3_timeout:g} s per run"
+        f"ns-3 import took {t_import:.1f} s (not counted); ns-3 budget {args.ns3_timeout:g} s per run",
+        file=out,
     )
+    if past:
+        return main_past(ns, args, sl_past, out)
 
     names = ["100M", "1G"] if args.scenario == "both" else [args.scenario]
     dur = args.duration

@@ -34,6 +34,10 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "slow-start-100mbps",
         "slow-start-1gbps",
         "mss100-100mbps",
+        "slow-start-1gbps-prr",
+        "slow-start-1gbps-rack-tlp",
+        "slow-start-1gbps-linux",
+        "slow-start-1gbps-sack1",
         "users-1000",
         "replay-450",
     ]
@@ -48,6 +52,14 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
 def test_the_large_window_paths_have_the_issue_buffers(name: str, limit: int) -> None:
     # One BDP of 1500-byte packets (140-byte with the 100-byte MSS) at 100 ms; HyStart Fig. 1's own.
     assert f'limit = "{limit}pkt"' in bench.scenario(name, quick=False)
+
+
+def test_each_recovery_runs_the_large_window_paths() -> None:
+    # Issue 16: the per-ACK cost must stay independent of the window under every recovery.
+    for recovery in ("prr", "rack-tlp", "linux", "sack1"):
+        for path, limit in (("slow-start-1gbps", 8333), ("slow-start-10gbps", 83333)):
+            text = bench.scenario(f"{path}-{recovery}", quick=False)
+            assert f'recovery = "{recovery}"' in text and f'limit = "{limit}pkt"' in text
 
 
 def test_peak_rss_is_the_process_own_and_not_its_parents() -> None:

@@ -85,8 +85,19 @@ LARGE_WINDOW: dict[str, tuple[float, float, int, int, int | None, str]] = {
 }
 
 
+#: The same large-window paths under the other scoreboard recoveries (issue 16: the per-ACK cost
+#: must stay independent of the window under each): ``name -> (path, recovery)``.
+RECOVERY_PATHS: dict[str, tuple[str, str]] = {
+    f"{path}-{recovery}": (path, recovery)
+    for path in ("slow-start-1gbps", "slow-start-10gbps")
+    for recovery in ("prr", "rack-tlp", "linux", "sack1")
+}
+
+
 def large_window(name: str, duration: str | None = None) -> str:
-    """TOML of one single slow-start SACK flow of :data:`LARGE_WINDOW`, traces off."""
+    """TOML of one single slow-start flow of :data:`LARGE_WINDOW` (SACK) or
+    :data:`RECOVERY_PATHS`, traces off."""
+    name, recovery = RECOVERY_PATHS.get(name, (name, "sack"))
     rate, rtt, mss, header, buffer, default_duration = LARGE_WINDOW[name]
     if buffer is None:
         buffer = round(rate * rtt / 8 / (mss + header))
@@ -104,7 +115,7 @@ queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
 
 [[flows]]
 name = "bulk"
-tcp = {{ recovery = "sack", mss = "{mss}B", header = "{header}B", ack = "every-packet", initial_window = 10 }}
+tcp = {{ recovery = "{recovery}", mss = "{mss}B", header = "{header}B", ack = "every-packet", initial_window = 10 }}
 startup = {{ algorithm = "slow-start" }}
 size = "infinite"
 
@@ -118,6 +129,7 @@ queue = false
 def large_window_scenarios(quick: bool) -> dict[str, str]:
     """The large-window scenarios by name (``--quick``: 1 Gbit/s and below, 2 s)."""
     chosen = [n for n in LARGE_WINDOW if not quick or n in ("slow-start-100mbps", "slow-start-1gbps", "mss100-100mbps")]
+    chosen += [n for n, (path, _) in RECOVERY_PATHS.items() if not quick or path == "slow-start-1gbps"]
     return {n: large_window(n, "2s" if quick else None) for n in chosen}
 
 
@@ -191,7 +203,7 @@ def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
         return dumbbell(int(name[len(_DUMBBELL_PREFIX) :]), "2s" if quick else "20s")
     if name in _SHIPPED:
         return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
-    if name in LARGE_WINDOW:
+    if name in LARGE_WINDOW or name in RECOVERY_PATHS:
         return large_window(name, "2s" if quick else None)
     if name == "users-1000":
         return users(1000, "2s" if quick else "20s")

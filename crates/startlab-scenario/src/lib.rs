@@ -468,6 +468,25 @@ pub enum RecoverySpec {
     Newreno,
     /// SACK (RFC 6675).
     Sack,
+    /// RFC 6675 with Proportional Rate Reduction (RFC 6937); the bound is `TcpSpec::prr_bound`.
+    Prr,
+    /// RACK-TLP (RFC 8985) loss detection, cwnd as RFC 6675.
+    #[serde(rename = "rack-tlp")]
+    RackTlp,
+    /// RACK-TLP with Linux's PRR: Linux's defaults.
+    Linux,
+    /// ns-2's Agent/TCP/Sack1.
+    Sack1,
+}
+
+/// RFC 6937's reduction bound for `recovery = "prr"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrrBoundSpec {
+    /// PRR-SSRB (slow-start reduction bound), RFC 6937's recommendation.
+    Ssrb,
+    /// PRR-CRB (conservative reduction bound).
+    Crb,
 }
 
 /// Initial ssthresh.
@@ -529,6 +548,8 @@ pub enum LossWindowFrom {
 pub struct TcpSpec {
     /// Loss recovery.
     pub recovery: RecoverySpec,
+    /// PRR's reduction bound (used with `recovery = "prr"`).
+    pub prr_bound: PrrBoundSpec,
     /// Avoidance algorithm name.
     pub congestion_avoidance: String,
     /// CUBIC's parameters when `congestion_avoidance = "cubic"`, else `None`.
@@ -651,7 +672,16 @@ impl TcpSpec {
             RecoverySpec::Reno => "reno",
             RecoverySpec::Newreno => "newreno",
             RecoverySpec::Sack => "sack",
+            RecoverySpec::Prr => "prr",
+            RecoverySpec::RackTlp => "rack-tlp",
+            RecoverySpec::Linux => "linux",
+            RecoverySpec::Sack1 => "sack1",
         }
+    }
+
+    /// The receiver sends SACK blocks (every recovery with a scoreboard).
+    pub fn sack(&self) -> bool {
+        !matches!(self.recovery, RecoverySpec::Tahoe | RecoverySpec::Reno | RecoverySpec::Newreno)
     }
 }
 

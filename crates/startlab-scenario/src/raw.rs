@@ -148,6 +148,7 @@ pub struct App {
 #[serde(deny_unknown_fields)]
 pub struct Tcp {
     pub recovery: Option<String>,
+    pub prr_bound: Option<String>,
     pub congestion_avoidance: Option<String>,
     pub cubic_c: Option<f64>,
     pub cubic_beta: Option<f64>,

@@ -1340,8 +1340,25 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         "reno" => RecoverySpec::Reno,
         "newreno" => RecoverySpec::Newreno,
         "sack" => RecoverySpec::Sack,
-        other => return err(format!("{p}.recovery"), format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\" or \"sack\"")),
+        "prr" => RecoverySpec::Prr,
+        "rack-tlp" => RecoverySpec::RackTlp,
+        "linux" => RecoverySpec::Linux,
+        "sack1" => RecoverySpec::Sack1,
+        other => {
+            return err(
+                format!("{p}.recovery"),
+                format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\", \"sack\", \"prr\", \"rack-tlp\", \"linux\" or \"sack1\""),
+            )
+        }
     };
+    let prr_bound = match (t.prr_bound.as_deref(), recovery) {
+        (None | Some("ssrb"), _) => PrrBoundSpec::Ssrb,
+        (Some("crb"), _) => PrrBoundSpec::Crb,
+        (Some(other), _) => return err(format!("{p}.prr_bound"), format!("{other:?} is not known; expected \"ssrb\" or \"crb\"")),
+    };
+    if t.prr_bound.is_some() && recovery != RecoverySpec::Prr {
+        return err(format!("{p}.prr_bound"), "applies only to recovery = \"prr\" (\"linux\" has Linux's own bound)");
+    }
     let congestion_avoidance = match t.congestion_avoidance.as_deref().unwrap_or("reno") {
         "reno" => "reno".to_string(),
         "cubic" => "cubic".to_string(),
@@ -1460,6 +1477,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     };
     Ok(TcpSpec {
         recovery,
+        prr_bound,
         congestion_avoidance,
         cubic,
         reno_ssthresh_from,

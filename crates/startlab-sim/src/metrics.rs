@@ -99,8 +99,15 @@ pub struct FlowResult {
     pub impairment_drops: u64,
     /// Count.
     pub timeouts: u64,
-    /// Count.
-    pub fast_retransmits: u64,
+    /// Count: loss-recovery episodes (fast retransmits, RACK detections, repaired probes).
+    pub recovery_episodes: u64,
+    /// Packets: retransmissions dropped in the network (lost again).
+    pub retransmissions_lost: u64,
+    /// Count: tail loss probes sent (RACK-TLP).
+    pub tlp_probes: u64,
+    /// s: time in loss recovery (fast recovery, or after a timeout until what was sent before it
+    /// is ACKed).
+    pub recovery_time: f64,
     /// Packets.
     pub ecn_marks: u64,
     /// Count.
@@ -653,7 +660,10 @@ impl Simulation {
             drops: fl.m.dropped,
             impairment_drops: fl.m.impairment_drops,
             timeouts: s.timeouts,
-            fast_retransmits: s.fast_retransmits,
+            recovery_episodes: s.fast_retransmits,
+            retransmissions_lost: fl.m.dropped_retransmissions,
+            tlp_probes: s.tlp_probes,
+            recovery_time: fl.sender.recovery_time(end).as_secs_f64(),
             ecn_marks: fl.m.ecn_marks,
             ecn_reductions: s.ecn_reductions,
             final_cwnd: cc.cwnd(),

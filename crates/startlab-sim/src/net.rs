@@ -38,6 +38,8 @@ pub mod flags {
     pub const CWR: u8 = 16;
     /// TCP ECE flag on a SYN (ECN setup); ACKs carry ECE in `Ack::ece`.
     pub const ECE: u8 = 32;
+    /// A data segment sent before (a retransmission), for the results' `retransmissions_lost`.
+    pub const RETRANSMIT: u8 = 64;
 }
 
 /// A packet in the arena.

@@ -10,8 +10,8 @@ use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
-use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
-use startlab_tcp::{Ack, AckPolicy, IdleRestart, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
+use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_tcp::{Ack, AckPolicy, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -52,6 +52,8 @@ pub(crate) struct FlowMeter {
     pub sent_startup: u64,
     pub dropped_startup: u64,
     pub dropped: u64,
+    /// Of `dropped`, retransmissions.
+    pub dropped_retransmissions: u64,
     /// Of `dropped`, data packets an impairment's loss process discarded.
     pub impairment_drops: u64,
     pub delivered_pkts: u64,
@@ -700,6 +702,13 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
         RecoverySpec::Reno => Recovery::Reno,
         RecoverySpec::Newreno => Recovery::NewReno,
         RecoverySpec::Sack => Recovery::Sack,
+        RecoverySpec::Prr => Recovery::Prr(match t.prr_bound {
+            PrrBoundSpec::Ssrb => PrrBound::SlowStart,
+            PrrBoundSpec::Crb => PrrBound::Conservative,
+        }),
+        RecoverySpec::RackTlp => Recovery::RackTlp,
+        RecoverySpec::Linux => Recovery::Linux,
+        RecoverySpec::Sack1 => Recovery::Sack1,
     };
     let sender = Sender::new(
         SenderConfig {
@@ -746,7 +755,7 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
     };
     let receiver = Receiver::new(ReceiverConfig {
         policy,
-        sack: recovery == Recovery::Sack,
+        sack: recovery.uses_sack(),
         max_sack_blocks: t.sack_blocks as usize,
         rwnd: t.rwnd.unwrap_or(u64::MAX),
         mss: t.mss,
@@ -1402,6 +1411,9 @@ impl Simulation {
         if p.kind == PktKind::Data {
             let fl = &mut self.flows[p.flow as usize];
             fl.m.dropped += 1;
+            if p.flags & flags::RETRANSMIT != 0 {
+                fl.m.dropped_retransmissions += 1;
+            }
             if p.flags & flags::STARTUP != 0 {
                 fl.m.dropped_startup += 1;
             }
@@ -1722,6 +1734,9 @@ impl Simulation {
                     fl_flags |= flags::EARLY;
                 }
                 fl.m.data_sent += 1;
+                if seg.retransmit {
+                    fl_flags |= flags::RETRANSMIT;
+                }
                 if fl_flags & flags::STARTUP != 0 {
                     fl.m.sent_startup += 1;
                 }

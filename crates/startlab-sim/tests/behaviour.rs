@@ -58,7 +58,7 @@ fn three_drops(recovery: &str) -> startlab_sim::FlowResult {
 #[test]
 fn sack_recovers_three_drops_without_a_timeout_where_reno_times_out() {
     let sack = three_drops("sack");
-    assert_eq!((sack.timeouts, sack.fast_retransmits), (0, 1), "SACK: one recovery episode, no timeout");
+    assert_eq!((sack.timeouts, sack.recovery_episodes), (0, 1), "SACK: one recovery episode, no timeout");
     let reno = three_drops("reno");
     assert!(reno.timeouts >= 1, "Reno with three drops in a window waits for the retransmission timer");
     let newreno = three_drops("newreno");

@@ -193,12 +193,12 @@ fn reordering_jitter_makes_tcp_see_out_of_order_segments_and_it_still_completes(
     assert!(l.reordered > 100, "{} segments overtaken", l.reordered);
     // Out-of-order segments make duplicate ACKs: recoveries and retransmissions without any drop.
     assert_eq!(f.drops, 0, "no packet was dropped");
-    assert!(f.fast_retransmits > 0 && f.retransmissions > 0, "spurious recoveries {} / retransmissions {}", f.fast_retransmits, f.retransmissions);
+    assert!(f.recovery_episodes > 0 && f.retransmissions > 0, "spurious recoveries {} / retransmissions {}", f.recovery_episodes, f.retransmissions);
     // Without reordering, the same jitter makes no duplicate ACK.
     let toml = toml.replace("reorder = true", "reorder = false");
     let sim = run(&toml);
     let f = flow(&sim, 0);
-    assert_eq!((link(&sim, "bottleneck:left->right").reordered, f.fast_retransmits, f.drops), (0, 0, 0));
+    assert_eq!((link(&sim, "bottleneck:left->right").reordered, f.recovery_episodes, f.drops), (0, 0, 0));
 }
 
 // ---------------------------------------------------------------- aggregation

@@ -16,7 +16,7 @@ mod sender;
 
 pub use receiver::{AckPolicy, Receiver, ReceiverConfig};
 pub use rto::{RtoConfig, RtoEstimator, RtoPolicy};
-pub use sender::{IdleRestart, Recovery, Segment, SegmentKind, Sender, SenderConfig, SenderStats};
+pub use sender::{IdleRestart, PrrBound, Recovery, Segment, SegmentKind, Sender, SenderConfig, SenderStats};
 
 /// Most SACK blocks an ACK can carry (RFC 2018: 4 without timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;

@@ -10,7 +10,7 @@ use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, 
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
-/// Loss-recovery variant (ALGORITHMS.md §2).
+/// Loss-recovery variant (ALGORITHMS.md §2; docs/algorithms/recovery.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {
     /// Fast retransmit, then slow start from one segment (go-back-N).
@@ -20,8 +20,28 @@ pub enum Recovery {
     Reno,
     /// RFC 6582: stays in recovery until the ACK covers `recover`, one hole per partial ACK.
     NewReno,
-    /// RFC 6675: scoreboard, `pipe`, `NextSeg()`.
+    /// RFC 6675: scoreboard, `pipe`, `NextSeg()`; cwnd = ssthresh for the whole episode.
     Sack,
+    /// RFC 6675 loss detection and `NextSeg()`, with RFC 6937 Proportional Rate Reduction setting
+    /// cwnd on every ACK of the episode.
+    Prr(PrrBound),
+    /// RFC 8985 RACK-TLP: time-based loss detection (lost retransmissions included), the
+    /// reordering window and the tail loss probe; cwnd = ssthresh for the episode (as RFC 6675).
+    RackTlp,
+    /// Linux's defaults (since 4.18): RACK-TLP with Linux's PRR (`tcp_cwnd_reduction`).
+    Linux,
+    /// ns-2's `Agent/TCP/Sack1`: halve on the third duplicate ACK, a `pipe` counter set at entry
+    /// and decreased per ACK, every hole retransmitted in order, SACK state dropped on a timeout.
+    Sack1,
+}
+
+/// RFC 6937's reduction bound, used once `pipe` has fallen to ssthresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrrBound {
+    /// PRR-SSRB: at most one segment more than delivered per ACK (slow start's pace).
+    SlowStart,
+    /// PRR-CRB: never more than delivered (packet conservation).
+    Conservative,
 }
 
 impl Recovery {
@@ -32,7 +52,26 @@ impl Recovery {
             Recovery::Reno => "reno",
             Recovery::NewReno => "newreno",
             Recovery::Sack => "sack",
+            Recovery::Prr(_) => "prr",
+            Recovery::RackTlp => "rack-tlp",
+            Recovery::Linux => "linux",
+            Recovery::Sack1 => "sack1",
         }
+    }
+
+    /// The receiver must send SACK blocks: every variant with a scoreboard.
+    pub fn uses_sack(self) -> bool {
+        !matches!(self, Recovery::Tahoe | Recovery::Reno | Recovery::NewReno)
+    }
+
+    /// RFC 6675's IsLost()/SetPipe()/NextSeg() machinery (with or without PRR).
+    fn rfc6675(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Prr(_))
+    }
+
+    /// RACK-TLP loss detection.
+    fn rack(self) -> bool {
+        matches!(self, Recovery::RackTlp | Recovery::Linux)
     }
 }
 
@@ -141,6 +180,14 @@ pub struct SenderStats {
     pub ece_acks: u64,
     /// Window reductions in answer to ECE (at most one per window of data).
     pub ecn_reductions: u64,
+    /// Retransmissions the sender found lost again without a timeout (RACK-TLP).
+    pub lost_retransmits: u64,
+    /// Tail loss probes sent (RACK-TLP).
+    pub tlp_probes: u64,
+    /// Time spent in loss recovery up to the last episode that ended: from the start of a fast
+    /// recovery, or from a timeout, until the cumulative ACK covers what was sent before it
+    /// ([`Sender::recovery_time`] adds an episode still open).
+    pub recovery_time: Dur,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -157,6 +204,10 @@ struct SegMeta {
     /// Sender's `delivered` count and its time when this segment was (last) sent, for rate samples.
     delivered_at_send: u64,
     delivered_time_at_send: Time,
+    /// RACK-TLP: deemed lost (by RACK or a timeout) and not SACKed since.
+    lost: bool,
+    /// RACK-TLP: a retransmission of it is in flight (Linux `TCPCB_SACKED_RETRANS`).
+    retrans: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,7 +295,22 @@ pub struct Sender {
     ecn_recover: Option<u64>,
     /// Put CWR on the next new data segment.
     cwr_pending: bool,
+    /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`).
+    prr: prr::Prr,
+    /// RACK-TLP's state (`RackTlp`, `Linux`).
+    rack: rack::Rack,
+    /// ns-2 Sack1's `pipe` counter in bytes during its fast recovery.
+    sack1_pipe: i64,
+    /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
+    /// sent before the timeout.
+    rto_loss: bool,
+    /// When the recovery in progress (fast, or after a timeout) began.
+    recovery_since: Option<Time>,
 }
+
+mod ns2;
+mod prr;
+mod rack;
 
 impl Sender {
     /// A sender that starts when [`Sender::start`] is called.
@@ -296,6 +362,11 @@ impl Sender {
             ecn_ok: false,
             ecn_recover: None,
             cwr_pending: false,
+            prr: prr::Prr::default(),
+            rack: rack::Rack::default(),
+            sack1_pipe: 0,
+            rto_loss: false,
+            recovery_since: None,
         }
     }
 
@@ -342,9 +413,28 @@ impl Sender {
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        match (self.rto_deadline, self.pacing_wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        [self.rto_deadline, self.pacing_wait, self.rack.reo_deadline, self.rack.tlp_deadline].into_iter().flatten().min()
+    }
+
+    /// Time spent in loss recovery by `now`: [`SenderStats::recovery_time`] plus the episode in
+    /// progress, if any.
+    pub fn recovery_time(&self, now: Time) -> Dur {
+        self.stats.recovery_time + self.recovery_since.map_or(Dur::ZERO, |t| now.saturating_since(t))
+    }
+
+    /// Opens or closes the recovery-time account after an event: a recovery is in progress while
+    /// in fast recovery, or after a timeout until the cumulative ACK covers what was sent before.
+    fn account_recovery(&mut self, now: Time) {
+        if self.rto_loss && self.recover.is_none_or(|r| self.snd_una >= r) {
+            self.rto_loss = false;
+        }
+        match (self.in_recovery || self.rto_loss, self.recovery_since) {
+            (true, None) => self.recovery_since = Some(now),
+            (false, Some(t)) => {
+                self.stats.recovery_time = self.stats.recovery_time + now.saturating_since(t);
+                self.recovery_since = None;
+            }
+            _ => {}
         }
     }
 
@@ -463,13 +553,19 @@ impl Sender {
             self.pacing_wait = Some(self.next_send);
             return None;
         }
+        if self.cfg.recovery.rack() {
+            return self.rack_next_segment(now);
+        }
         if let Some(seq) = self.rtx_pending.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 return Some(self.emit(now, seq, true));
             }
         }
-        if self.in_recovery && self.cfg.recovery == Recovery::Sack {
+        if self.in_recovery && self.cfg.recovery.rfc6675() {
             return self.sack_next_segment(now);
+        }
+        if self.in_recovery && self.cfg.recovery == Recovery::Sack1 {
+            return self.sack1_next_segment(now);
         }
         // Go-back-N after a timeout or Tahoe: resend from snd_nxt, skipping SACKed segments.
         if self.snd_nxt < self.snd_max {
@@ -607,6 +703,8 @@ impl Sender {
                 rtx_episode: 0,
                 delivered_at_send: self.delivered,
                 delivered_time_at_send: self.delivered_time,
+                lost: false,
+                retrans: false,
             });
             self.snd_max = end;
             if self.first_data.is_none() {
@@ -624,6 +722,12 @@ impl Sender {
         }
         if seq == self.snd_nxt {
             self.snd_nxt = end;
+        }
+        if self.in_recovery {
+            self.prr.out += len as u64;
+        }
+        if self.cfg.recovery.rack() {
+            self.rack_on_send(now, seq, retransmit);
         }
         self.last_send = now;
         self.stats.packets_sent += 1;
@@ -711,7 +815,8 @@ impl Sender {
         }
         self.rwnd = ack.rwnd;
         let flight_before = self.snd_nxt - self.snd_una;
-        self.update_scoreboard(ack);
+        let delivered_before = self.delivered;
+        self.update_scoreboard(now, ack);
         self.update_delivered_by_sack(now, ack);
         let newly_acked = ack.ack.saturating_sub(self.snd_una);
         if newly_acked > 0 {
@@ -719,9 +824,18 @@ impl Sender {
         } else if ack.ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now);
         }
-        if !self.sacked.is_empty() {
+        let delivered = self.delivered - delivered_before;
+        let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
+        if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr) {
             self.recompute_lost_and_pipe();
         }
+        if prr {
+            self.prr_on_ack(delivered, self.pipe, newly_acked > 0, false);
+        }
+        if self.cfg.recovery.rack() {
+            self.rack_on_ack(now, delivered, newly_acked > 0);
+        }
+        self.account_recovery(now);
         if ack.ece && self.ecn_ok {
             self.on_ece(now);
         }
@@ -761,11 +875,12 @@ impl Sender {
     /// Marks SACKed segments (RFC 6675 scoreboard); only SACK recovery reads it. Only the part
     /// of a block not SACKed before is visited, so each segment is marked once in its life and an
     /// ACK costs O(log n) per block in the number of SACKed runs n.
-    fn update_scoreboard(&mut self, ack: &Ack) {
-        if self.cfg.recovery != Recovery::Sack || ack.n_sack == 0 {
+    fn update_scoreboard(&mut self, now: Time, ack: &Ack) {
+        if !self.cfg.recovery.uses_sack() || ack.n_sack == 0 {
             return;
         }
         let mss = self.mss();
+        let (rack_on, fack) = (self.cfg.recovery.rack(), self.high_sacked);
         for &(s, e) in ack.sack_blocks() {
             let s = s.max(ack.ack).max(self.snd_una);
             let e = e.min(self.snd_max);
@@ -778,7 +893,7 @@ impl Sender {
             let first = if s == self.snd_una { s } else { s.next_multiple_of(mss) };
             let last = if e == self.snd_max { e } else { e / mss * mss };
             let (una, end, episode) = (self.snd_una, self.data_end(), self.episode);
-            let (segs, rtx_unsacked, pending) = (&mut self.segs, &mut self.rtx_unsacked, &mut self.sacked_bytes_pending);
+            let (segs, rtx_unsacked, pending, rack) = (&mut self.segs, &mut self.rtx_unsacked, &mut self.sacked_bytes_pending, &mut self.rack);
             self.sacked.insert(first, last.max(first), |a, b| {
                 let mut seq = a;
                 while seq < b {
@@ -788,6 +903,9 @@ impl Sender {
                     m.sacked = true;
                     if m.rtx_episode == episode {
                         *rtx_unsacked -= len;
+                    }
+                    if rack_on {
+                        rack.on_delivered(now, m, seq, len, seq + len <= fack);
                     }
                     *pending += len;
                     seq += len;
@@ -820,16 +938,25 @@ impl Sender {
         let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
         if valid(oldest) {
             self.rtt.on_sample(now - oldest.sent);
+            self.rack.on_rtt_sample(now - oldest.sent);
         }
         let ca_rtt = valid(newest).then(|| now - newest.sent);
+        if let Some(rtt) = ca_rtt {
+            self.rack.on_rtt_sample(rtt);
+        }
         let mut fresh = 0;
+        let (rack_on, fack) = (self.cfg.recovery.rack(), self.high_sacked);
         for i in 0..acked_segs {
-            let len = self.seg_len(self.seq_of(i)) as u64;
-            let m = self.segs[i];
+            let seq = self.seq_of(i);
+            let len = self.seg_len(seq) as u64;
+            let m = &mut self.segs[i];
             if !m.sacked {
                 fresh += len;
                 if m.rtx_episode == self.episode {
                     self.rtx_unsacked -= len;
+                }
+                if rack_on {
+                    self.rack.on_delivered(now, m, seq, len, seq + len <= fack);
                 }
             }
         }
@@ -877,9 +1004,17 @@ impl Sender {
                         restart_timer = !self.cfg.newreno_impatient || self.partial_acks == 1;
                     }
                 }
-                Recovery::Sack => {
+                Recovery::Sack | Recovery::Prr(_) | Recovery::RackTlp | Recovery::Linux => {
                     if self.recover.is_some_and(|r| ack >= r) {
                         self.exit_recovery(now, self.ssthresh_bytes());
+                    }
+                }
+                Recovery::Sack1 => {
+                    if self.recover.is_some_and(|r| ack >= r) {
+                        self.exit_recovery(now, self.ssthresh_bytes());
+                    } else {
+                        // ns-2 Sack1: a partial ACK takes two segments out of `pipe`.
+                        self.sack1_pipe -= 2 * self.mss() as i64;
                     }
                 }
             }
@@ -934,9 +1069,16 @@ impl Sender {
             if matches!(self.cfg.recovery, Recovery::Reno | Recovery::NewReno) {
                 self.cc.set_recovery_cwnd(self.cc.cwnd() + self.mss() as f64);
             }
+            if self.cfg.recovery == Recovery::Sack1 {
+                self.sack1_pipe -= self.mss() as i64;
+            }
             return;
         }
-        let sack_says_lost = self.cfg.recovery == Recovery::Sack && self.first_is_lost();
+        if self.cfg.recovery.rack() {
+            // RACK decides from send times, not from counting duplicate ACKs.
+            return;
+        }
+        let sack_says_lost = self.cfg.recovery.rfc6675() && self.first_is_lost();
         if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
             return;
         }
@@ -947,7 +1089,9 @@ impl Sender {
             Recovery::Tahoe | Recovery::NewReno => {
                 self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
             }
-            Recovery::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+            Recovery::Sack | Recovery::Prr(_) => self.recover.is_none_or(|r| self.snd_una >= r),
+            Recovery::Sack1 => self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una >= r),
+            Recovery::RackTlp | Recovery::Linux => unreachable!("RACK enters recovery on its own"),
         };
         if !allowed {
             return;
@@ -966,6 +1110,7 @@ impl Sender {
             Recovery::Tahoe => {
                 // Go back to SND.UNA and slow-start again (ALGORITHMS.md §2.2).
                 self.snd_nxt = self.snd_una;
+                self.rto_loss = true;
             }
             Recovery::Reno | Recovery::NewReno => {
                 self.in_recovery = true;
@@ -973,7 +1118,7 @@ impl Sender {
                 let inflated = self.ssthresh_bytes() + 3.0 * self.mss() as f64;
                 self.cc.set_recovery_cwnd(inflated);
             }
-            Recovery::Sack => {
+            Recovery::Sack | Recovery::Prr(_) => {
                 self.in_recovery = true;
                 self.rescue_rxt = None;
                 self.high_rxt = self.snd_una;
@@ -982,7 +1127,11 @@ impl Sender {
                 self.rtx_pending = Some(self.snd_una);
                 self.mark_retransmitted_in_episode(0);
                 self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
+                // RFC 6937: RecoverFS = snd.nxt - snd.una.
+                self.prr_enter(self.snd_nxt - self.snd_una);
             }
+            Recovery::Sack1 => self.sack1_enter(),
+            Recovery::RackTlp | Recovery::Linux => unreachable!("RACK enters recovery on its own"),
         }
     }
 
@@ -1031,9 +1180,17 @@ impl Sender {
             // The pacer releases the sender; the driver polls for segments next.
             self.pacing_wait = None;
         }
+        if self.cfg.recovery.rack() && self.rack_on_timer(now) {
+            // The loss probe took the place of the timeout (the driver polls for it next).
+            self.account_recovery(now);
+            return;
+        }
         match self.rto_deadline {
             Some(d) if d <= now => {}
-            _ => return,
+            _ => {
+                self.account_recovery(now);
+                return;
+            }
         }
         self.rto_deadline = None;
         if let Handshake::SynSent { at, .. } = self.handshake {
@@ -1071,10 +1228,20 @@ impl Sender {
         self.lt_sent = 0;
         self.pipe = 0;
         self.rtx_pending = None;
-        self.snd_nxt = self.snd_una;
+        match self.cfg.recovery {
+            // Every unSACKed segment is lost and goes out again from the lowest.
+            Recovery::RackTlp | Recovery::Linux => self.rack_on_timeout(),
+            Recovery::Sack1 => {
+                self.sack1_on_timeout();
+                self.snd_nxt = self.snd_una;
+            }
+            _ => self.snd_nxt = self.snd_una,
+        }
         self.high_rxt = self.snd_una;
         self.new_episode();
+        self.rto_loss = true;
         self.arm_timer(now);
+        self.account_recovery(now);
     }
 }
 
@@ -1159,6 +1326,11 @@ mod tests {
     /// data transmissions whose (1-based) index is in `drops`; the reference module checks the
     /// scoreboard at every ACK. Returns the receiver's delivered bytes and the sender's counters.
     fn transfer(mss: u32, size: u64, iw: u64, dupthresh: u32, delayed: bool, drops: &[u64]) -> (u64, SenderStats) {
+        transfer_with(Recovery::Sack, mss, size, iw, dupthresh, delayed, drops)
+    }
+
+    /// [`transfer`] under any recovery (the RACK-TLP counters are checked at every ACK).
+    fn transfer_with(recovery: Recovery, mss: u32, size: u64, iw: u64, dupthresh: u32, delayed: bool, drops: &[u64]) -> (u64, SenderStats) {
         let cc = Controller::new(
             CcConfig {
                 mss: mss as u64,
@@ -1174,7 +1346,7 @@ mod tests {
         let cfg = SenderConfig {
             mss,
             size: Some(size),
-            recovery: Recovery::Sack,
+            recovery,
             rto: RtoConfig::default(),
             limited_transmit: true,
             dupthresh,
@@ -1256,6 +1428,29 @@ mod tests {
             let (delivered, stats) = transfer(mss, size, iw, dupthresh, delayed, &drops);
             prop_assert_eq!(delivered, size);
             prop_assert!(stats.retransmissions > 0 || drops.iter().all(|&d| d > stats.packets_sent));
+        }
+
+        /// The same losses under every other scoreboard recovery: the transfer completes with
+        /// every byte delivered, PRR's pipe is RFC 6675's at every ACK, and RACK-TLP's lost and
+        /// retransmitted counts match its per-segment marks at every ACK.
+        #[test]
+        fn every_sack_recovery_delivers_everything(
+            recovery in prop::sample::select(vec![
+                Recovery::Prr(PrrBound::SlowStart), Recovery::Prr(PrrBound::Conservative),
+                Recovery::RackTlp, Recovery::Linux, Recovery::Sack1,
+            ]),
+            mss in 1u32..1500,
+            segments in 1u64..300,
+            iw in 1u64..20,
+            delayed in any::<bool>(),
+            burst in (1u64..200, 0u64..150),
+            scattered in prop::collection::vec(1u64..1200, 0..30),
+        ) {
+            let mut drops: Vec<u64> = (burst.0..burst.0 + burst.1).collect();
+            drops.extend(scattered);
+            let size = segments * mss as u64;
+            let (delivered, _) = transfer_with(recovery, mss, size, iw, 3, delayed, &drops);
+            prop_assert_eq!(delivered, size);
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, Ti
 use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_ACK_TIMEOUT, MAX_DATAGRAM, MAX_MSS};
 use crate::{key_of, random_u64, seconds, AckSample, DropCounts, NetError, SendConfig, SendReport, StartupDetail, StartupExitReport, MAX_SAMPLES};
 use startlab_cc::Ssthresh;
-use startlab_scenario::{AckSpec, RecoverySpec, TcpSpec};
+use startlab_scenario::{AckSpec, TcpSpec};
 use startlab_tcp::{Ack, AckPolicy, Segment, SegmentKind, Sender};
 use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
 use nix::sys::time::TimeSpec;
@@ -141,7 +141,7 @@ pub(crate) fn settings_for(t: &TcpSpec) -> Settings {
     };
     Settings {
         policy,
-        sack: t.recovery == RecoverySpec::Sack,
+        sack: t.sack(),
         max_sack_blocks: t.sack_blocks.min(startlab_tcp::MAX_SACK_BLOCKS as u64) as u8,
         rwnd: t.rwnd.unwrap_or(u64::MAX),
         mss: t.mss.min(MAX_MSS as u64) as u32,

@@ -1,0 +1,68 @@
+//! ns-2's `Agent/TCP/Sack1` recovery (`Recovery::Sack1`), the SACK TCP of the Paced Start
+//! paper's simulations, as startlab resolves it from ns-2.35's behaviour:
+//!
+//! - Fast recovery starts on exactly the DupThresh-th duplicate ACK (SACK blocks alone do not
+//!   start it), not before the cumulative ACK has passed the previous episode's recovery point.
+//!   ssthresh and cwnd come from the congestion controller as for every variant (ns-2 halves
+//!   cwnd: use `reno_ssthresh_from = "cwnd"` for ns-2's exact rule).
+//! - `pipe` is a counter, not a scoreboard sum: at entry the outstanding data less DupThresh
+//!   segments (the lost segment still counts as in flight); every further duplicate ACK takes one
+//!   segment out and every partial ACK two; every transmission puts one in. The entry
+//!   retransmission is not counted.
+//! - While `pipe` leaves a segment's room in cwnd, the next hole above the last retransmitted
+//!   one and below the highest SACKed byte is retransmitted, or else new data is sent. Every hole
+//!   is retransmitted once, in order, whether or not it is yet deemed lost; there is no rescue
+//!   retransmission, so a lost retransmission (or a lost tail) waits for the timeout.
+//! - A timeout clears the SACK scoreboard (`ClearScoreBoard()`): everything from SND.UNA goes
+//!   out again, SACKed or not, until later ACKs SACK it again.
+//!
+//! On a loss burst of half a window, `pipe` starts near the whole window and falls by one per
+//! ACK: nothing is sent for most of the first round of recovery, the holes then go out one per
+//! ACK, and a second loss in the episode ends in a timeout.
+
+use super::{Segment, Sender};
+use startlab_units::Time;
+
+impl Sender {
+    /// Fast recovery starts (the controller has set ssthresh and cwnd).
+    pub(super) fn sack1_enter(&mut self) {
+        self.in_recovery = true;
+        let dup = self.cfg.dupthresh as i64 * self.mss() as i64;
+        self.sack1_pipe = (self.snd_max - self.snd_una) as i64 - dup;
+        self.rtx_pending = Some(self.snd_una);
+        self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
+    }
+
+    /// The next segment of Sack1's fast recovery.
+    pub(super) fn sack1_next_segment(&mut self, now: Time) -> Option<Segment> {
+        let mss = self.mss() as i64;
+        if self.sack1_pipe + mss > self.window_bytes() as i64 {
+            return None;
+        }
+        let from = self.high_rxt.max(self.snd_una);
+        let hole = (from < self.snd_max).then(|| self.sacked.next_gap(from)).filter(|&seq| seq < self.high_sacked);
+        let seg = if let Some(seq) = hole {
+            let seg = self.emit(now, seq, true);
+            self.high_rxt = seq + seg.len as u64;
+            seg
+        } else {
+            let seq = self.snd_max;
+            if seq >= self.data_end() || seq + self.seg_len(seq) as u64 - self.snd_una > self.rwnd {
+                return None;
+            }
+            self.snd_nxt = self.snd_max;
+            self.emit(now, seq, false)
+        };
+        self.sack1_pipe += seg.len as i64;
+        Some(seg)
+    }
+
+    /// A timeout: the scoreboard is cleared. O(window) once per timeout.
+    pub(super) fn sack1_on_timeout(&mut self) {
+        for m in self.segs.iter_mut() {
+            m.sacked = false;
+        }
+        self.sacked = Default::default();
+        self.high_sacked = self.snd_una;
+    }
+}
