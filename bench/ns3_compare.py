@@ -169,28 +169,13 @@ def run_startlab(
     )
 
 
-STARTLAB_PAST_TOML = """\
-seed = 1
-duration = "{duration}s"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "{bottleneck}"
-rtt = "{rtt_ms}ms"
-access_rate = "{access}"
-queue = {{ kind = "droptail", limit = "{queue}pkt" }}
-[[flows]]
-name = "bulk"
-tcp = {{ recovery = {recovery}, mss = "1448B", header = "52B", initial_window = 10, ack = "every-packet", handshake = true{extra} }}
-size = "infinite"
-[[cross]]
-kind = "cbr"
-rate = "{cross_rate}bps"
-packet_size = "{cross_packet}B"
-[trace]
-cwnd = false
-seq = true
-queue = false
-"""
+#: ``--scenario past``: the speed scenarios' flow with a handshake, the recovery asked for, the
+#: CBR cross traffic and the sequence trace (for the drops in the first 10 s).
+STARTLAB_PAST_TOML = (
+    STARTLAB_TOML.replace('recovery = "sack"', "recovery = {recovery}")
+    .replace('ack = "every-packet"{extra}', 'ack = "every-packet", handshake = true{extra}')
+    .replace("[trace]\ncwnd = false\nseq = false", '[[cross]]\nkind = "cbr"\nrate = "{cross_rate}bps"\npacket_size = "{cross_packet}B"\n[trace]\ncwnd = false\nseq = true')
+)
 
 
 @dataclass

@@ -15,10 +15,12 @@ from pathlib import Path
 from startlab import realpath
 
 ROOT = Path(__file__).resolve().parents[1]
-#: (startup override or None for the scenario's hystart-linux, stacks) per comparison.
+#: (startup override or None for the scenario's hystart-linux, stacks) per comparison; "abc+linux"
+#: is ABC with the flow's recovery set to "linux" (RACK-TLP + PRR, the kernel's; issue 16).
 RUNS = [
     (None, ["sim", "udp", "kernel:cubic"]),
     ("abc", ["sim", "udp", "kernel:cubic-nohystart", "kernel:reno"]),
+    ("abc+linux", ["sim", "kernel:cubic-nohystart"]),
     ("slow-start", ["sim", "udp"]),
     ("paced-start", ["sim", "udp"]),
 ]
@@ -30,6 +32,7 @@ CLAIMS = {
         ("kernel:reno", "sim", "exit_cwnd_pkts", 0.10), ("kernel:reno", "sim", "drops_5s", 0.20),
         ("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20),
     ],
+    "abc+linux": [("kernel:cubic-nohystart", "sim", "drops_5s", 0.20)],
     "slow-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
     "paced-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
 }  # fmt: skip
@@ -46,15 +49,19 @@ def rel(a: float | None, b: float | None) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paths", default="20,100", help="Which paths: 20 and/or 100 (Mbit/s).")
+    parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, abc, abc+linux, slow-start, paced-start).")
     parser.add_argument("--out", type=Path, help="Write each comparison's compare.json and cwnd.png under this directory.")
     args = parser.parse_args()
     rows = []
     for mbps in args.paths.split(","):
         scenario = ROOT / "examples" / "real" / f"path-{mbps}mbps.toml"
         for startup, stacks in RUNS:
+            if args.only and (startup or "hystart-linux") not in args.only.split(","):
+                continue
             name = f"{mbps}mbps-{startup or 'hystart-linux'}"
             work = (args.out or Path("/tmp")) / name
-            results = realpath.compare(scenario, stacks, work, startup=startup)
+            algorithm, _, recovery = (startup or "").partition("+")
+            results = realpath.compare(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None)
             if args.out:
                 realpath.write(results, work, f"{scenario.name} ({startup or 'hystart-linux'})")
             by = {r.stack: r for r in results}

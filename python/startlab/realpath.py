@@ -75,9 +75,10 @@ def parse_stacks(text: str) -> list[str]:
     return names
 
 
-def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> tuple[Path, dict[str, Any]]:
-    """The scenario compare-real runs: the file itself, or with ``startup`` a JSON copy in
-    ``workdir`` whose single flow uses that startup algorithm (its defaults); and that flow as
+def prepare(scenario: str | Path, workdir: Path, startup: str | None = None, recovery: str | None = None) -> tuple[Path, dict[str, Any]]:
+    """The scenario compare-real runs: the file itself, or with ``startup`` (``recovery``) a JSON
+    copy in ``workdir`` whose single flow uses that startup algorithm with its defaults (that
+    ``tcp.recovery``); and that flow as
     resolved (with ``duration_s``, the run's length). Refuses a scenario with other than one
     ``[[flows]]`` entry, or with arrivals, users or replays."""
     import startlab
@@ -90,15 +91,18 @@ def prepare(scenario: str | Path, workdir: Path, startup: str | None = None) -> 
             f"flows: compare-real runs one flow on the testbed's one path; the scenario has {len(normal['flows'])} [[flows]] entries"
             + (f" and {', '.join(extra)}" if extra else "")
         )
-    if startup is None:
+    if startup is None and recovery is None:
         return path, _flow(normal)
     with path.open("rb") as f:
         raw = tomllib.load(f) if path.suffix != ".json" else json.load(f)
-    raw["flows"][0]["startup"] = {"algorithm": startup}
+    if startup is not None:
+        raw["flows"][0]["startup"] = {"algorithm": startup}
+    if recovery is not None:
+        raw["flows"][0].setdefault("tcp", {})["recovery"] = recovery
     for k in ("trace",):
         raw.pop(k, None)
     workdir.mkdir(parents=True, exist_ok=True)
-    out = workdir / f"{path.stem}-{startup}.json"
+    out = workdir / ("-".join([path.stem, *(x for x in (startup, recovery) if x)]) + ".json")
     out.write_text(json.dumps(raw, indent=1))
     # Files the scenario names are resolved against its own directory: refuse a copy that would
     # break them rather than run something else.
@@ -202,10 +206,12 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     )  # fmt: skip
 
 
-def compare(scenario: str | Path, stacks: list[str], workdir: Path, startup: str | None = None, tag: str = "cmp") -> list[StackResult]:
+def compare(
+    scenario: str | Path, stacks: list[str], workdir: Path, startup: str | None = None, tag: str = "cmp", recovery: str | None = None
+) -> list[StackResult]:
     """Run each stack on the scenario's path (one testbed for all testbed stacks); results in
-    the order asked."""
-    path, flow = prepare(scenario, workdir, startup)
+    the order asked. ``startup`` and ``recovery`` override the flow's (sim and udp stacks)."""
+    path, flow = prepare(scenario, workdir, startup, recovery)
     results: list[StackResult] = []
     real = [s for s in stacks if s != "sim"]
     if real:
