@@ -2,49 +2,13 @@
 //! segment. RFC 6675 sends nothing until `pipe` has fallen to the halved window and then one
 //! segment per ACK; PRR sends one segment every other ACK from the start; both end at ssthresh.
 
-use startlab_cc::avoidance::{Avoidance, Reno};
-use startlab_cc::startup::{SlowStart, Startup};
-use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_tcp::{Ack, PrrBound, Recovery, RtoConfig, Sender, SenderConfig};
+mod common;
+use common::{build, MSS};
+use startlab_tcp::{Ack, PrrBound, Recovery, Sender};
 use startlab_units::Time;
 
-const MSS: u64 = 1000;
-
 fn sender(recovery: Recovery) -> Sender {
-    let cc = Controller::new(
-        CcConfig {
-            mss: MSS,
-            initial_window: 20 * MSS,
-            initial_ssthresh: Ssthresh::Bytes((20 * MSS) as f64),
-            loss_window: MSS,
-            cwnd_validation: false,
-            linux_ss_clamp: false,
-        },
-        Startup::SlowStart(SlowStart),
-        Avoidance::Reno(Reno::default()),
-    );
-    let mut s = Sender::new(
-        SenderConfig {
-            mss: MSS as u32,
-            size: None,
-            recovery,
-            rto: RtoConfig::default(),
-            limited_transmit: false,
-            dupthresh: 3,
-            handshake: false,
-            newreno_impatient: true,
-            pacing: false,
-            quick_start: None,
-            app_limited: false,
-            idle_restart: startlab_tcp::IdleRestart::Rfc5681,
-            startup_after_idle: false,
-            startup_min_response: 0,
-            ecn: false,
-        },
-        cc,
-    );
-    s.start(Time::ZERO);
-    s
+    build(recovery, 20, false, false, false)
 }
 
 /// Segment 0 of 20 is lost; segments 1..=19 arrive, each SACKed; then the retransmission's ACK

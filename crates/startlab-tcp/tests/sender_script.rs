@@ -1,12 +1,10 @@
 //! Scripted sender timelines, independent of the simulator: the driver is the test itself.
 
-use startlab_cc::avoidance::{Avoidance, Reno};
-use startlab_cc::startup::{SlowStart, Startup};
-use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_tcp::{Ack, Recovery, RtoConfig, Segment, Sender, SenderConfig};
+mod common;
+use common::{build, MSS};
+use startlab_cc::Ssthresh;
+use startlab_tcp::{Ack, Recovery, Segment, Sender};
 use startlab_units::{Dur, Time};
-
-const MSS: u64 = 1000;
 
 fn ms(t: u64) -> Time {
     Time(t * 1_000_000)
@@ -18,44 +16,6 @@ fn sender(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool) -> Sender 
 
 fn sender_with(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool) -> Sender {
     build(recovery, cwnd_pkts, limited_transmit, pacing, false)
-}
-
-fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: bool) -> Sender {
-    let cc = Controller::new(
-        CcConfig {
-            mss: MSS,
-            initial_window: cwnd_pkts * MSS,
-            // ssthresh = initial window: the sender starts in congestion avoidance with a steady window.
-            initial_ssthresh: Ssthresh::Bytes((cwnd_pkts * MSS) as f64),
-            loss_window: MSS,
-            cwnd_validation: false,
-            linux_ss_clamp: false,
-        },
-        Startup::SlowStart(SlowStart),
-        Avoidance::Reno(Reno::default()),
-    );
-    let mut s = Sender::new(
-        SenderConfig {
-            mss: MSS as u32,
-            size: None,
-            recovery,
-            rto: RtoConfig::default(),
-            limited_transmit,
-            dupthresh: 3,
-            handshake: false,
-            newreno_impatient: true,
-            pacing,
-            quick_start: None,
-            app_limited: false,
-            idle_restart: startlab_tcp::IdleRestart::Rfc5681,
-            startup_after_idle: false,
-            startup_min_response: 0,
-            ecn,
-        },
-        cc,
-    );
-    s.start(ms(0));
-    s
 }
 
 fn drain(s: &mut Sender, now: Time) -> Vec<Segment> {
