@@ -38,7 +38,7 @@ def random_scenario(i: int) -> dict[str, Any]:
     for k in range(rng.choice([1, 1, 2, 3])):
         mss = rng.choice([100, 536, 1000, 1448])
         tcp: dict[str, Any] = {
-            "recovery": rng.choice(["tahoe", "reno", "newreno", "sack", "sack", "sack", "prr", "rack-tlp", "linux", "sack1"]),
+            "recovery": rng.choice(["tahoe", "reno", "newreno", "sack", "sack", "sack", "prr", "rack-tlp", "linux", "sack1", "ns3-prr"]),
             "mss": f"{mss}B",
             "ack": rng.choice(["every-packet", "delayed", "quickack"]),
             "dupthresh": rng.choice([3, 3, 3, 1, 2, 5]),

@@ -44,6 +44,7 @@ count once), and the bottleneck queue's ``Drop`` trace, keeping IPv4 protocol 6 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -200,16 +201,21 @@ class Outcome:
         return self.goodput_bytes * 8 / self.sim_s if self.sim_s > 0 else 0.0
 
 
-def run_startlab_past(params: dict, duration: float, recovery: str) -> Outcome:
-    """Run the ``past`` scenario in startlab (the handshake on, as in ns-3). ``recovery`` is passed
-    through to ``tcp.recovery`` unchecked; startlab refuses a name it does not know
-    (``_core.ScenarioError``)."""
+def run_startlab_past(
+    params: dict, duration: float, recovery: str, prr_bound: str | None = None
+) -> Outcome:
+    """Run the ``past`` scenario in startlab (the handshake on, as in ns-3). ``recovery`` (and
+    ``prr_bound``, if given) are passed through to ``tcp.recovery`` (``tcp.prr_bound``) unchecked;
+    startlab refuses a name it does not know (``_core.ScenarioError``)."""
     import json
 
     from startlab import _core
 
+    extra = STARTLAB_TCP_EXTRA
+    if prr_bound is not None:
+        extra += f", prr_bound = {json.dumps(prr_bound)}"
     text = STARTLAB_PAST_TOML.format(
-        duration=duration, recovery=json.dumps(recovery), extra=STARTLAB_TCP_EXTRA, **params
+        duration=duration, recovery=json.dumps(recovery), extra=extra, **params
     )
     sim = _core.Simulation(text)
     t0 = time.perf_counter()
@@ -227,7 +233,7 @@ def run_startlab_past(params: dict, duration: float, recovery: str) -> Outcome:
     early = int(np.count_nonzero((event == dropped) & (when < PAST_DROP_WINDOW_S)))
     exit_cwnd = flows["exit_cwnd_pkts"][0]
     return Outcome(
-        recovery=str(flows["recovery"][0]),
+        recovery=str(flows["recovery"][0]) + (f" ({prr_bound})" if prr_bound else ""),
         exit_time=flows["startup_exit_time"][0],
         exit_cwnd=None if exit_cwnd is None else float(exit_cwnd),
         drops_early=early,
@@ -542,7 +548,7 @@ def run_ns3_past(ns, params: dict, duration: float, budget_s: float, recovery: s
     return out
 
 
-def past_report(sl: Outcome, n3: Outcome, duration: float, cc: str) -> dict:
+def past_report(sl: Outcome, n3: Outcome, duration: float, cc: str, ns3: str = "") -> dict:
     """The ``past`` comparison as one JSON-able dict (what ``--json`` prints)."""
 
     def row(name: str, o: Outcome) -> dict:
@@ -576,6 +582,7 @@ def past_report(sl: Outcome, n3: Outcome, duration: float, cc: str) -> dict:
             "duration_s": duration,
             "drop_window_s": PAST_DROP_WINDOW_S,
         },
+        "ns3": ns3,
         "rows": [row("startlab", sl), row("ns-3", n3)],
         "ratio_startlab_over_ns3": {
             DROPS_EARLY_KEY: ratio(sl.drops_early, n3.drops_early),
@@ -637,7 +644,7 @@ def main_past(ns, args, sl: Outcome, out) -> int:
         f"wall s: startlab {sl.wall_s:.3f}, ns-3 {n3.wall_s:.1f}{partial if n3.timed_out else ''}",
         file=out,
     )
-    rep = past_report(sl, n3, args.duration, args.cc)
+    rep = past_report(sl, n3, args.duration, args.cc, args.ns3_origin)
     if args.json:
         import json
 
@@ -702,6 +709,13 @@ def main() -> int:
         "(default prr)",
     )
     ap.add_argument(
+        "--startlab-prr-bound",
+        choices=["ssrb", "crb"],
+        default=None,
+        help="--scenario past only: tcp.prr_bound of the startlab flow (with --startlab-recovery "
+        "prr; default: startlab's, ssrb)",
+    )
+    ap.add_argument(
         "--ns3-recovery",
         choices=list(NS3_RECOVERY),
         default=None,
@@ -721,8 +735,11 @@ def main() -> int:
         args.ns3_recovery = args.ns3_recovery or "prr"
         args.duration = 50.0 if args.duration is None else args.duration
     else:
-        if args.startlab_recovery or args.ns3_recovery or args.json:
-            ap.error("--startlab-recovery, --ns3-recovery and --json need --scenario past")
+        if args.startlab_recovery or args.startlab_prr_bound or args.ns3_recovery or args.json:
+            ap.error(
+                "--startlab-recovery, --startlab-prr-bound, --ns3-recovery and --json need "
+                "--scenario past"
+            )
         args.cc = args.cc or "newreno"
         args.duration = 10.0 if args.duration is None else args.duration
     global STARTLAB_TCP_EXTRA
@@ -741,10 +758,12 @@ def main() -> int:
     if past:
         # startlab first: it takes a second, and refuses an unknown recovery name before ns-3 runs.
         try:
-            sl_past = run_startlab_past(PAST, args.duration, args.startlab_recovery)
+            sl_past = run_startlab_past(
+                PAST, args.duration, args.startlab_recovery, args.startlab_prr_bound
+            )
         except startlab._core.ScenarioError as e:
             name = args.startlab_recovery
-            print(f"startlab refused the scenario (--startlab-recovery {name!r}?): {e}")
+            print(f"startlab refused the scenario (--startlab-recovery {name!r}, --startlab-prr-bound?): {e}")
             return 2
     t_import = time.perf_counter()
     try:
@@ -760,12 +779,16 @@ def main() -> int:
 
     from importlib.metadata import PackageNotFoundError, version
 
+    # The bindings imported: PyPI's ns3 package, or a source build's (PYTHONPATH=<build>/bindings/python).
+    bindings = os.path.dirname(os.path.abspath(sys.modules["ns"].__file__))
     try:
-        ns3_version = version("ns3")
+        dist = version("ns3")
     except PackageNotFoundError:
-        ns3_version = "unknown"
+        dist = None
+    from_pypi = dist is not None and "site-packages" in bindings
+    args.ns3_origin = f"PyPI ns3 {dist}" if from_pypi else f"ns-3 built from source, bindings {bindings}"
     print(
-        f"startlab {startlab.__version__}; ns-3 (PyPI ns3) {ns3_version}; "
+        f"startlab {startlab.__version__}; {args.ns3_origin}; "
         f"ns-3 import took {t_import:.1f} s (not counted); ns-3 budget {args.ns3_timeout:g} s per run",
         file=out,
     )

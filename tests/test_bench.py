@@ -38,6 +38,7 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "slow-start-1gbps-rack-tlp",
         "slow-start-1gbps-linux",
         "slow-start-1gbps-sack1",
+        "slow-start-1gbps-ns3-prr",
         "users-1000",
         "replay-450",
     ]
@@ -56,7 +57,7 @@ def test_the_large_window_paths_have_the_issue_buffers(name: str, limit: int) ->
 
 def test_each_recovery_runs_the_large_window_paths() -> None:
     # Issue 16: the per-ACK cost must stay independent of the window under every recovery.
-    for recovery in ("prr", "rack-tlp", "linux", "sack1"):
+    for recovery in ("prr", "rack-tlp", "linux", "sack1", "ns3-prr"):
         for path, limit in (("slow-start-1gbps", 8333), ("slow-start-10gbps", 83333)):
             text = bench.scenario(f"{path}-{recovery}", quick=False)
             assert f'recovery = "{recovery}"' in text and f'limit = "{limit}pkt"' in text

@@ -90,7 +90,7 @@ LARGE_WINDOW: dict[str, tuple[float, float, int, int, int | None, str]] = {
 RECOVERY_PATHS: dict[str, tuple[str, str]] = {
     f"{path}-{recovery}": (path, recovery)
     for path in ("slow-start-1gbps", "slow-start-10gbps")
-    for recovery in ("prr", "rack-tlp", "linux", "sack1")
+    for recovery in ("prr", "rack-tlp", "linux", "sack1", "ns3-prr")
 }
 
 

@@ -477,6 +477,9 @@ pub enum RecoverySpec {
     Linux,
     /// ns-2's Agent/TCP/Sack1.
     Sack1,
+    /// ns-3 3.44's SACK recovery with TcpPrrRecovery, as released.
+    #[serde(rename = "ns3-prr")]
+    Ns3Prr,
 }
 
 /// RFC 6937's reduction bound for `recovery = "prr"`.
@@ -676,6 +679,7 @@ impl TcpSpec {
             RecoverySpec::RackTlp => "rack-tlp",
             RecoverySpec::Linux => "linux",
             RecoverySpec::Sack1 => "sack1",
+            RecoverySpec::Ns3Prr => "ns3-prr",
         }
     }
 

@@ -1344,10 +1344,11 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         "rack-tlp" => RecoverySpec::RackTlp,
         "linux" => RecoverySpec::Linux,
         "sack1" => RecoverySpec::Sack1,
+        "ns3-prr" => RecoverySpec::Ns3Prr,
         other => {
             return err(
                 format!("{p}.recovery"),
-                format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\", \"sack\", \"prr\", \"rack-tlp\", \"linux\" or \"sack1\""),
+                format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\", \"sack\", \"prr\", \"rack-tlp\", \"linux\", \"sack1\" or \"ns3-prr\""),
             )
         }
     };

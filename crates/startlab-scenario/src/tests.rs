@@ -245,7 +245,7 @@ fn reno_ssthresh_from_defaults_to_flight_size_and_is_checked() {
 
 #[test]
 fn recoveries_and_the_prr_bound_are_checked() {
-    for (name, spec) in [("prr", RecoverySpec::Prr), ("rack-tlp", RecoverySpec::RackTlp), ("linux", RecoverySpec::Linux), ("sack1", RecoverySpec::Sack1)] {
+    for (name, spec) in [("prr", RecoverySpec::Prr), ("rack-tlp", RecoverySpec::RackTlp), ("linux", RecoverySpec::Linux), ("sack1", RecoverySpec::Sack1), ("ns3-prr", RecoverySpec::Ns3Prr)] {
         let s = from_toml(&EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"{name}\","))).unwrap();
         assert_eq!((s.flows[0].tcp.recovery, s.flows[0].tcp.recovery_name(), s.flows[0].tcp.sack()), (spec, name, true));
     }
@@ -253,7 +253,7 @@ fn recoveries_and_the_prr_bound_are_checked() {
     assert_eq!(crb.flows[0].tcp.prr_bound, PrrBoundSpec::Crb);
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"rack\","));
     assert_eq!(e.path, "flows[0].tcp.recovery");
-    assert!(e.message.contains("\"rack-tlp\"") && e.message.contains("\"sack1\""), "{e}");
+    assert!(e.message.contains("\"rack-tlp\"") && e.message.contains("\"ns3-prr\""), "{e}");
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"prr\", prr_bound = \"fast\","));
     assert_eq!(e.path, "flows[0].tcp.prr_bound");
     assert!(e.message.contains("\"crb\""), "{e}");

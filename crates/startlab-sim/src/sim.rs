@@ -709,6 +709,7 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
         RecoverySpec::RackTlp => Recovery::RackTlp,
         RecoverySpec::Linux => Recovery::Linux,
         RecoverySpec::Sack1 => Recovery::Sack1,
+        RecoverySpec::Ns3Prr => Recovery::Ns3Prr,
     };
     let sender = Sender::new(
         SenderConfig {

@@ -5,7 +5,7 @@ mod common;
 use common::{flow, run, single};
 use startlab_sim::{FlowResult, Simulation};
 
-const ALL: [&str; 5] = ["sack", "prr", "rack-tlp", "linux", "sack1"];
+const ALL: [&str; 6] = ["sack", "prr", "rack-tlp", "linux", "sack1", "ns3-prr"];
 
 /// A Reno flow in congestion avoidance at a window of 20 segments on an uncongested path, 200
 /// segments in all, with the data transmissions numbered in `drops` (1-based) discarded.

@@ -33,6 +33,11 @@ pub enum Recovery {
     /// ns-2's `Agent/TCP/Sack1`: halve on the third duplicate ACK, a `pipe` counter set at entry
     /// and decreased per ACK, every hole retransmitted in order, SACK state dropped on a timeout.
     Sack1,
+    /// ns-3 3.44's SACK recovery with `TcpPrrRecovery` (its default), as that release runs it:
+    /// RFC 6675's detection and NextSeg() without the rescue retransmission, a `pipe` that keeps
+    /// a retransmitted segment after it is SACKed (ns-3 issue #1190), and ns-3's PRR. See
+    /// `sender/ns3.rs`.
+    Ns3Prr,
 }
 
 /// RFC 6937's reduction bound, used once `pipe` has fallen to ssthresh.
@@ -56,6 +61,7 @@ impl Recovery {
             Recovery::RackTlp => "rack-tlp",
             Recovery::Linux => "linux",
             Recovery::Sack1 => "sack1",
+            Recovery::Ns3Prr => "ns3-prr",
         }
     }
 
@@ -66,7 +72,7 @@ impl Recovery {
 
     /// RFC 6675's IsLost()/SetPipe()/NextSeg() machinery (with or without PRR).
     fn rfc6675(self) -> bool {
-        matches!(self, Recovery::Sack | Recovery::Prr(_))
+        matches!(self, Recovery::Sack | Recovery::Prr(_) | Recovery::Ns3Prr)
     }
 
     /// RACK-TLP loss detection.
@@ -242,6 +248,9 @@ pub struct Sender {
     episode: u32,
     /// Bytes of unSACKed segments retransmitted in the current episode (the second term of SetPipe()).
     rtx_unsacked: u64,
+    /// `Ns3Prr` only: bytes of segments retransmitted in the current episode and SACKed since,
+    /// which ns-3 3.44 still counts in `pipe` until the cumulative ACK covers them.
+    rtx_sacked: u64,
     /// Bytes newly SACKed by the ACK being processed (added to `delivered`).
     sacked_bytes_pending: u64,
     rwnd: u64,
@@ -301,6 +310,13 @@ pub struct Sender {
     rack: rack::Rack,
     /// ns-2 Sack1's `pipe` counter in bytes during its fast recovery.
     sack1_pipe: i64,
+    /// `Ns3Prr`: the ACK being processed cumulatively acknowledged a segment retransmitted in
+    /// this episode and not SACKed before (ns-3's `m_isRetransDataAcked`).
+    ns3_rtx_acked: bool,
+    /// `Ns3Prr`: the ACK being processed is a partial ACK of the episode.
+    ns3_partial_ack: bool,
+    /// `Ns3Prr`: a partial ACK lets one segment of new data out whatever the window.
+    ns3_forced_new: bool,
     /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
     /// sent before the timeout.
     rto_loss: bool,
@@ -309,6 +325,7 @@ pub struct Sender {
 }
 
 mod ns2;
+mod ns3;
 mod prr;
 mod rack;
 
@@ -329,6 +346,7 @@ impl Sender {
             lost_below: 0,
             episode: 1,
             rtx_unsacked: 0,
+            rtx_sacked: 0,
             sacked_bytes_pending: 0,
             rwnd: u64::MAX,
             dupacks: 0,
@@ -365,6 +383,9 @@ impl Sender {
             prr: prr::Prr::default(),
             rack: rack::Rack::default(),
             sack1_pipe: 0,
+            ns3_rtx_acked: false,
+            ns3_partial_ack: false,
+            ns3_forced_new: false,
             rto_loss: false,
             recovery_since: None,
         }
@@ -409,6 +430,11 @@ impl Sender {
     /// In loss recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+    /// RFC 6675's `pipe` in bytes during a recovery episode of the scoreboard variants (`sack`,
+    /// `prr`, `ns3-prr`), as of the last ACK and the transmissions since; `None` otherwise.
+    pub fn pipe(&self) -> Option<u64> {
+        (self.in_recovery && self.cfg.recovery.rfc6675()).then_some(self.pipe)
     }
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
@@ -604,6 +630,13 @@ impl Sender {
     /// RFC 6675 §5 NextSeg() while in SACK recovery, gated by `cwnd - pipe >= SMSS`. Each rule
     /// is a lookup in the scoreboard's runs, not a scan of the window.
     fn sack_next_segment(&mut self, now: Time) -> Option<Segment> {
+        if std::mem::take(&mut self.ns3_forced_new) && self.snd_max < self.data_end() {
+            let seq = self.snd_max;
+            self.snd_nxt = seq;
+            let seg = self.emit(now, seq, false);
+            self.pipe += seg.len as u64;
+            return Some(seg);
+        }
         if (self.window_bytes() - self.pipe as f64) < self.mss() as f64 {
             return None;
         }
@@ -636,8 +669,8 @@ impl Sender {
         if let Some(i) = rule3 {
             return Some(self.sack_retransmit(now, i));
         }
-        // (4) one rescue retransmission per episode: the highest unSACKed segment.
-        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+        // (4) one rescue retransmission per episode: the highest unSACKed segment (not in ns-3).
+        if self.cfg.recovery != Recovery::Ns3Prr && self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
             let top = match self.sacked.last() {
                 Some((s, e)) if e == self.snd_max => s,
                 _ => self.snd_max,
@@ -681,6 +714,7 @@ impl Sender {
     fn new_episode(&mut self) {
         self.episode = self.episode.wrapping_add(1).max(1);
         self.rtx_unsacked = 0;
+        self.rtx_sacked = 0;
     }
 
     fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
@@ -816,21 +850,30 @@ impl Sender {
         self.rwnd = ack.rwnd;
         let flight_before = self.snd_nxt - self.snd_una;
         let delivered_before = self.delivered;
+        let was_in_recovery = self.in_recovery;
+        self.ns3_rtx_acked = false;
+        self.ns3_partial_ack = false;
         self.update_scoreboard(now, ack);
+        let newly_sacked = self.sacked_bytes_pending > 0;
         self.update_delivered_by_sack(now, ack);
         let newly_acked = ack.ack.saturating_sub(self.snd_una);
         if newly_acked > 0 {
             self.on_advance(now, ack, flight_before);
-        } else if ack.ack == self.snd_una && self.snd_max > self.snd_una {
+        } else if ack.ack == self.snd_una && self.snd_max > self.snd_una && (newly_sacked || self.cfg.recovery != Recovery::Ns3Prr) {
+            // ns-3 counts an ACK as a duplicate only when it SACKs new data (RFC 6675 §2).
             self.on_dupack(now);
         }
         let delivered = self.delivered - delivered_before;
         let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
-        if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr) {
+        let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
+        if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr || ns3) {
             self.recompute_lost_and_pipe();
         }
         if prr {
             self.prr_on_ack(delivered, self.pipe, newly_acked > 0, false);
+        }
+        if ns3 {
+            self.ns3_on_ack(delivered, newly_sacked, !was_in_recovery);
         }
         if self.cfg.recovery.rack() {
             self.rack_on_ack(now, delivered, newly_acked > 0);
@@ -892,8 +935,9 @@ impl Sender {
             // is a segment end; below it every segment that ends beyond e is a full one).
             let first = if s == self.snd_una { s } else { s.next_multiple_of(mss) };
             let last = if e == self.snd_max { e } else { e / mss * mss };
-            let (una, end, episode) = (self.snd_una, self.data_end(), self.episode);
-            let (segs, rtx_unsacked, pending, rack) = (&mut self.segs, &mut self.rtx_unsacked, &mut self.sacked_bytes_pending, &mut self.rack);
+            let (una, end, episode, ns3) = (self.snd_una, self.data_end(), self.episode, self.cfg.recovery == Recovery::Ns3Prr);
+            let (segs, rtx_unsacked, rtx_sacked, pending, rack) =
+                (&mut self.segs, &mut self.rtx_unsacked, &mut self.rtx_sacked, &mut self.sacked_bytes_pending, &mut self.rack);
             self.sacked.insert(first, last.max(first), |a, b| {
                 let mut seq = a;
                 while seq < b {
@@ -903,6 +947,9 @@ impl Sender {
                     m.sacked = true;
                     if m.rtx_episode == episode {
                         *rtx_unsacked -= len;
+                        if ns3 {
+                            *rtx_sacked += len;
+                        }
                     }
                     if rack_on {
                         rack.on_delivered(now, m, seq, len, seq + len <= fack);
@@ -950,10 +997,14 @@ impl Sender {
             let seq = self.seq_of(i);
             let len = self.seg_len(seq) as u64;
             let m = &mut self.segs[i];
+            if m.sacked && m.rtx_episode == self.episode && self.cfg.recovery == Recovery::Ns3Prr {
+                self.rtx_sacked -= len;
+            }
             if !m.sacked {
                 fresh += len;
                 if m.rtx_episode == self.episode {
                     self.rtx_unsacked -= len;
+                    self.ns3_rtx_acked = true;
                 }
                 if rack_on {
                     self.rack.on_delivered(now, m, seq, len, seq + len <= fack);
@@ -1009,6 +1060,13 @@ impl Sender {
                         self.exit_recovery(now, self.ssthresh_bytes());
                     }
                 }
+                Recovery::Ns3Prr => {
+                    if self.recover.is_some_and(|r| ack >= r) {
+                        self.exit_recovery(now, self.ssthresh_bytes());
+                    } else {
+                        self.ns3_partial_ack = true;
+                    }
+                }
                 Recovery::Sack1 => {
                     if self.recover.is_some_and(|r| ack >= r) {
                         self.exit_recovery(now, self.ssthresh_bytes());
@@ -1059,6 +1117,7 @@ impl Sender {
         self.in_recovery = false;
         self.partial_acks = 0;
         self.pipe = 0;
+        self.ns3_forced_new = false;
         self.cc.on_recovery_exit(now, cwnd);
     }
 
@@ -1089,7 +1148,7 @@ impl Sender {
             Recovery::Tahoe | Recovery::NewReno => {
                 self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
             }
-            Recovery::Sack | Recovery::Prr(_) => self.recover.is_none_or(|r| self.snd_una >= r),
+            Recovery::Sack | Recovery::Prr(_) | Recovery::Ns3Prr => self.recover.is_none_or(|r| self.snd_una >= r),
             Recovery::Sack1 => self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una >= r),
             Recovery::RackTlp | Recovery::Linux => unreachable!("RACK enters recovery on its own"),
         };
@@ -1118,7 +1177,7 @@ impl Sender {
                 let inflated = self.ssthresh_bytes() + 3.0 * self.mss() as f64;
                 self.cc.set_recovery_cwnd(inflated);
             }
-            Recovery::Sack | Recovery::Prr(_) => {
+            Recovery::Sack | Recovery::Prr(_) | Recovery::Ns3Prr => {
                 self.in_recovery = true;
                 self.rescue_rxt = None;
                 self.high_rxt = self.snd_una;
@@ -1127,8 +1186,12 @@ impl Sender {
                 self.rtx_pending = Some(self.snd_una);
                 self.mark_retransmitted_in_episode(0);
                 self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
-                // RFC 6937: RecoverFS = snd.nxt - snd.una.
-                self.prr_enter(self.snd_nxt - self.snd_una);
+                if self.cfg.recovery == Recovery::Ns3Prr {
+                    self.ns3_enter();
+                } else {
+                    // RFC 6937: RecoverFS = snd.nxt - snd.una.
+                    self.prr_enter(self.snd_nxt - self.snd_una);
+                }
             }
             Recovery::Sack1 => self.sack1_enter(),
             Recovery::RackTlp | Recovery::Linux => unreachable!("RACK enters recovery on its own"),
@@ -1169,7 +1232,7 @@ impl Sender {
         // Nothing lost: every unSACKed byte of the window is above the bound.
         let (bound, sacked_above) = self.lost_bound(self.snd_una).unwrap_or((self.snd_una, self.sacked.bytes()));
         self.lost_below = bound;
-        self.pipe = (self.snd_max - bound - sacked_above) + self.rtx_unsacked;
+        self.pipe = (self.snd_max - bound - sacked_above) + self.rtx_unsacked + self.rtx_sacked;
         #[cfg(test)]
         reference::check(self);
     }
@@ -1223,6 +1286,7 @@ impl Sender {
         // everything sent so far. SACK marks are kept (ALGORITHMS.md §2.6 lab choice).
         self.in_recovery = false;
         self.partial_acks = 0;
+        self.ns3_forced_new = false;
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.lt_sent = 0;
@@ -1276,6 +1340,9 @@ mod reference {
             assert_eq!(m.sacked, s.sacked.containing(seq).is_some(), "flag and runs agree at {seq}");
             if m.sacked {
                 sacked_bytes += len;
+                if s.cfg.recovery == super::Recovery::Ns3Prr && m.rtx_episode == s.episode {
+                    pipe += len;
+                }
                 continue;
             }
             let lost = is_lost(s, i);
@@ -1437,7 +1504,7 @@ mod tests {
         fn every_sack_recovery_delivers_everything(
             recovery in prop::sample::select(vec![
                 Recovery::Prr(PrrBound::SlowStart), Recovery::Prr(PrrBound::Conservative),
-                Recovery::RackTlp, Recovery::Linux, Recovery::Sack1,
+                Recovery::RackTlp, Recovery::Linux, Recovery::Sack1, Recovery::Ns3Prr,
             ]),
             mss in 1u32..1500,
             segments in 1u64..300,

@@ -21,11 +21,11 @@ use super::{PrrBound, Recovery, Sender};
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Prr {
     /// `prr_delivered`: data delivered to the receiver during the episode.
-    delivered: u64,
+    pub(super) delivered: u64,
     /// `prr_out`: data sent during the episode, retransmissions included.
     pub(super) out: u64,
     /// `RecoverFS`.
-    recover_fs: u64,
+    pub(super) recover_fs: u64,
 }
 
 impl Sender {
