@@ -710,7 +710,7 @@ def main() -> int:
     )
     ap.add_argument(
         "--startlab-prr-bound",
-        choices=["ssrb", "crb"],
+        choices=["ssrb", "crb", "safe-ack"],
         default=None,
         help="--scenario past only: tcp.prr_bound of the startlab flow (with --startlab-recovery "
         "prr; default: startlab's, ssrb)",

@@ -11,7 +11,7 @@ import argparse
 
 import startlab
 
-RECOVERIES = [("sack", {}), ("prr", {}), ("prr", {"prr_bound": "crb"}), ("rack-tlp", {}), ("linux", {}), ("sack1", {}), ("ns3-prr", {}), ("newreno", {})]
+RECOVERIES = [("sack", {}), ("prr", {}), ("prr", {"prr_bound": "crb"}), ("prr", {"prr_bound": "safe-ack"}), ("rack-tlp", {}), ("linux", {}), ("sack1", {}), ("ns3-prr", {}), ("newreno", {})]
 
 
 def scenario(recovery: str, extra: dict, duration: float) -> dict:

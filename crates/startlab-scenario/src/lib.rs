@@ -490,6 +490,10 @@ pub enum PrrBoundSpec {
     Ssrb,
     /// PRR-CRB (conservative reduction bound).
     Crb,
+    /// RFC 9937's choice per ACK: the slow-start bound on an ACK that advances SND.UNA and marks
+    /// nothing newly lost, else `max(prr_delivered - prr_out, DeliveredData)`.
+    #[serde(rename = "safe-ack")]
+    SafeAck,
 }
 
 /// Initial ssthresh.

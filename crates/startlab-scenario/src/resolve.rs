@@ -1355,7 +1355,8 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     let prr_bound = match (t.prr_bound.as_deref(), recovery) {
         (None | Some("ssrb"), _) => PrrBoundSpec::Ssrb,
         (Some("crb"), _) => PrrBoundSpec::Crb,
-        (Some(other), _) => return err(format!("{p}.prr_bound"), format!("{other:?} is not known; expected \"ssrb\" or \"crb\"")),
+        (Some("safe-ack"), _) => PrrBoundSpec::SafeAck,
+        (Some(other), _) => return err(format!("{p}.prr_bound"), format!("{other:?} is not known; expected \"ssrb\", \"crb\" or \"safe-ack\"")),
     };
     if t.prr_bound.is_some() && recovery != RecoverySpec::Prr {
         return err(format!("{p}.prr_bound"), "applies only to recovery = \"prr\" (\"linux\" has Linux's own bound)");

@@ -251,6 +251,8 @@ fn recoveries_and_the_prr_bound_are_checked() {
     }
     let crb = from_toml(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"prr\", prr_bound = \"crb\",")).unwrap();
     assert_eq!(crb.flows[0].tcp.prr_bound, PrrBoundSpec::Crb);
+    let safe = from_toml(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"prr\", prr_bound = \"safe-ack\",")).unwrap();
+    assert_eq!(safe.flows[0].tcp.prr_bound, PrrBoundSpec::SafeAck);
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"rack\","));
     assert_eq!(e.path, "flows[0].tcp.recovery");
     assert!(e.message.contains("\"rack-tlp\"") && e.message.contains("\"ns3-prr\""), "{e}");

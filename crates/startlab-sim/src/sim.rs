@@ -705,6 +705,7 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
         RecoverySpec::Prr => Recovery::Prr(match t.prr_bound {
             PrrBoundSpec::Ssrb => PrrBound::SlowStart,
             PrrBoundSpec::Crb => PrrBound::Conservative,
+            PrrBoundSpec::SafeAck => PrrBound::SafeAck,
         }),
         RecoverySpec::RackTlp => Recovery::RackTlp,
         RecoverySpec::Linux => Recovery::Linux,

@@ -47,6 +47,9 @@ pub enum PrrBound {
     SlowStart,
     /// PRR-CRB: never more than delivered (packet conservation).
     Conservative,
+    /// RFC 9937: PRR-SSRB on an ACK that advances SND.UNA and marks nothing newly lost (a "safe"
+    /// ACK), else `max(prr_delivered - prr_out, DeliveredData)`; Linux's and ns-3-dev's rule.
+    SafeAck,
 }
 
 impl Recovery {
@@ -866,11 +869,14 @@ impl Sender {
         let delivered = self.delivered - delivered_before;
         let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
         let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
+        let lost_before = self.lost_below;
         if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr || ns3) {
             self.recompute_lost_and_pipe();
         }
         if prr {
-            self.prr_on_ack(delivered, self.pipe, newly_acked > 0, false);
+            // Newly lost: an unSACKed segment between the old lost bound and the new one.
+            let newly_lost = self.lost_below > lost_before && self.sacked.next_gap(lost_before.max(self.snd_una)) < self.lost_below;
+            self.prr_on_ack(delivered, self.pipe, newly_acked > 0, newly_lost);
         }
         if ns3 {
             self.ns3_on_ack(delivered, newly_sacked, !was_in_recovery);
@@ -1503,7 +1509,7 @@ mod tests {
         #[test]
         fn every_sack_recovery_delivers_everything(
             recovery in prop::sample::select(vec![
-                Recovery::Prr(PrrBound::SlowStart), Recovery::Prr(PrrBound::Conservative),
+                Recovery::Prr(PrrBound::SlowStart), Recovery::Prr(PrrBound::Conservative), Recovery::Prr(PrrBound::SafeAck),
                 Recovery::RackTlp, Recovery::Linux, Recovery::Sack1, Recovery::Ns3Prr,
             ]),
             mss in 1u32..1500,

@@ -59,3 +59,14 @@ fn prr_spreads_the_same_sending_over_the_whole_round() {
         assert_eq!(s.stats().timeouts, 0);
     }
 }
+
+#[test]
+fn the_safe_ack_bound_is_conservative_on_duplicate_acks() {
+    // RFC 9937: none of these ACKs advances SND.UNA, so the slow-start bound's extra segment is
+    // never given; once pipe is at ssthresh each ACK sends what it delivered, as PRR-CRB does.
+    let (crb, _, _) = one_loss(Recovery::Prr(PrrBound::Conservative));
+    let (sent, cwnd, s) = one_loss(Recovery::Prr(PrrBound::SafeAck));
+    assert_eq!(sent, crb, "no ACK of the round is safe");
+    assert_eq!(cwnd, 10.0);
+    assert_eq!(s.stats().timeouts, 0);
+}

@@ -15,6 +15,10 @@
 //! the RFC 6675 entry retransmission, which the sender sends unconditionally and which counts in
 //! `prr_out` from the moment it is queued.
 
+//!
+//! `PrrBound::SafeAck` is RFC 9937's choice of bound on RFC 6675's scoreboard: Linux's limit, where
+//! "newly lost" means the ACK moved RFC 6675's lost bound over an unSACKed segment.
+
 use super::{PrrBound, Recovery, Sender};
 
 /// PRR's per-episode counters, in bytes.
@@ -55,7 +59,9 @@ impl Sender {
         } else {
             let limit = match self.cfg.recovery {
                 Recovery::Prr(PrrBound::Conservative) => prr_delivered - out,
-                Recovery::Linux => (prr_delivered - out).max(delivered as i64) + if una_advanced && !newly_lost { mss } else { 0 },
+                Recovery::Linux | Recovery::Prr(PrrBound::SafeAck) => {
+                    (prr_delivered - out).max(delivered as i64) + if una_advanced && !newly_lost { mss } else { 0 }
+                }
                 _ => (prr_delivered - out).max(delivered as i64) + mss,
             };
             (ssthresh - pipe_i).min(limit)
