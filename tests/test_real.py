@@ -132,6 +132,16 @@ def test_hystart_linux_round_reset_moves_the_20_mbit_exit_by_a_round(tmp_path: P
     assert old["startup_exit_time"] > today["startup_exit_time"] + 0.030 and old["exit_cwnd_pkts"] > 1.5 * today["exit_cwnd_pkts"]
 
 
+def test_the_simulators_row_keeps_its_retransmission_times(tmp_path: Path) -> None:
+    """compare-real keeps each retransmission's time (since the first data packet) for the
+    simulator, as for the kernel, so their recoveries can be set side by side."""
+    sim = realpath.compare(short(tmp_path, 1.5), ["sim"], tmp_path / "work")[0]
+    times = sim.detail["retransmit_times"]
+    assert sim.detail["retransmissions"] > 0 and len(times) == sim.detail["retransmissions"]
+    assert times == sorted(times) and sim.first_drop_s is not None and times[0] > sim.first_drop_s
+    assert 0 <= sim.detail["retransmissions_lost"] <= sim.detail["retransmissions"]
+
+
 @needs_testbed
 def test_kernel_cubic_and_the_simulators_hystart_linux_leave_together(tmp_path: Path) -> None:
     """Issue 15: kernel CUBIC with HyStart and the simulator's `hystart-linux` on the 20 Mbit/s path
@@ -155,6 +165,9 @@ def test_testbed_run_cli_kernel_reno_writes_the_table_and_plot(tmp_path: Path) -
     assert (tmp_path / "out" / "cwnd.png").stat().st_size > 0
     saved = json.loads((tmp_path / "out" / "compare.json").read_text())["stacks"][0]
     assert saved["detail"]["source"] in ("tcp_probe", "tcp_info") and saved["router"]["forwarded"] > 0
+    times = saved["detail"]["retransmit_times"]
+    assert len(times) == saved["detail"]["retransmissions"] and times == sorted(times)
+    assert len(saved["drop_times"]) >= row["drops_5s"] and saved["drop_times"] == sorted(saved["drop_times"])
     refused = CliRunner().invoke(cli, ["testbed", "run", str(scenario), "--stack", "sim"])
     assert refused.exit_code == 2 and "one testbed stack" in refused.output
 

@@ -47,7 +47,8 @@ class StackResult:
     cwnd: list[tuple[float, float]] = field(default_factory=list, repr=False)
     #: The testbed router's lateness (mean, worst, releases over 1 ms, late flag); None for sim.
     router: dict[str, Any] | None = None
-    #: Stack-specific figures (samples source, retransmissions, pacing gap error, ...).
+    #: Stack-specific figures (samples source, retransmissions and, for sim and kernel, their times
+    #: since the first data packet, pacing gap error, ...).
     detail: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def row(self) -> dict[str, Any]:
@@ -134,7 +135,11 @@ def run_sim(scenario: Path) -> StackResult:
         first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if d < DROP_WINDOW_S),
         goodput_bps=None if goodput != goodput else float(goodput),
         cwnd=[(float(t) - t0, float(c) / mss) for t, c in zip(cw["time"], cw["cwnd"])],
-        detail={"retransmissions": int(f["retransmissions"]), "timeouts": int(f["timeouts"]), "drops": int(f["drops"])},
+        detail={
+            "retransmissions": int(f["retransmissions"]), "timeouts": int(f["timeouts"]), "drops": int(f["drops"]),
+            "retransmissions_lost": int(f["retransmissions_lost"]),
+            "retransmit_times": sorted(float(t) - t0 for t in seq[(seq.event == "retransmitted")]["time"]),
+        },
     )  # fmt: skip
 
 
@@ -177,7 +182,10 @@ def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> Sta
         first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
         goodput_bps=run.goodput_bps if math.isfinite(run.goodput_bps) else None,
         cwnd=[(s.t_s, float(s.cwnd_pkts)) for s in run.samples], router=_router_summary(report),
-        detail={"source": run.source, "retransmissions": len(run.retransmits), "congestion_control": run.congestion_control, "kernel": run.kernel},
+        detail={
+            "source": run.source, "retransmissions": len(run.retransmits), "retransmit_times": list(run.retransmits),
+            "congestion_control": run.congestion_control, "kernel": run.kernel,
+        },
     )  # fmt: skip
 
 
@@ -277,9 +285,10 @@ def plot(results: list[StackResult], path: Path, title: str) -> None:
 
 
 def write(results: list[StackResult], out: Path, title: str) -> None:
-    """``--out``: compare.json (rows and details), cwnd.png, and each stack's cwnd series."""
+    """``--out``: compare.json (rows, drop times and details), cwnd.png, and each stack's cwnd series."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.json").write_text(json.dumps({"stacks": [r.row() | {"router": r.router, "detail": r.detail} for r in results]}, indent=1))
+    stacks = [r.row() | {"router": r.router, "drop_times": r.drop_times, "detail": r.detail} for r in results]
+    (out / "compare.json").write_text(json.dumps({"stacks": stacks}, indent=1))
     (out / "cwnd.json").write_text(json.dumps({r.stack: r.cwnd for r in results}))
     plot(results, out / "cwnd.png", title)
 
