@@ -431,19 +431,13 @@ def ns3_dumbbell(ns, params: dict, cross: bool = False):
     return nodes, devs, ifaces
 
 
-def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0) -> Run:
-    """Run the scenario in ns-3 with a wall-clock budget for the run; ``nchunks`` as in
-    :func:`run_startlab` (``Simulator.Run()`` once per chunk, each ended by ``Simulator.Stop``)."""
-    import cppyy
-
-    h = cppyy.gbl.ns3bench
-    t0 = time.perf_counter()
-    nodes, devs, ifaces = ns3_dumbbell(ns, params)
+def ns3_bulk_flow(ns, nodes, ifaces):
+    """The bulk TCP flow of :func:`ns3_dumbbell`'s nodes 0 -> 3 (sending MSS-sized writes without
+    end) and its packet sink, both started at t = 0. Returns (sink apps, bulk-send apps)."""
     port = 5000
-    sink_helper = ns.PacketSinkHelper(
+    sink_apps = ns.PacketSinkHelper(
         "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-    )
-    sink_apps = sink_helper.Install(nodes.Get(3))
+    ).Install(nodes.Get(3))
     sink_apps.Start(ns.Seconds(0))
     bulk = ns.BulkSendHelper(
         "ns3::TcpSocketFactory", ns.InetSocketAddress(ifaces[2].GetAddress(1), port).ConvertTo()
@@ -452,6 +446,18 @@ def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0
     bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
     bulk_apps = bulk.Install(nodes.Get(0))
     bulk_apps.Start(ns.Seconds(0))
+    return sink_apps, bulk_apps
+
+
+def run_ns3(ns, params: dict, duration: float, budget_s: float, nchunks: int = 0) -> Run:
+    """Run the scenario in ns-3 with a wall-clock budget for the run; ``nchunks`` as in
+    :func:`run_startlab` (``Simulator.Run()`` once per chunk, each ended by ``Simulator.Stop``)."""
+    import cppyy
+
+    h = cppyy.gbl.ns3bench
+    t0 = time.perf_counter()
+    nodes, devs, ifaces = ns3_dumbbell(ns, params)
+    sink_apps, bulk_apps = ns3_bulk_flow(ns, nodes, ifaces)
     h.ConnectRx(devs[2].Get(1))  # the receiver's device
 
     chunks = []
@@ -492,18 +498,7 @@ def run_ns3_past(ns, params: dict, duration: float, budget_s: float, recovery: s
 
     h, hp = cppyy.gbl.ns3bench, cppyy.gbl.ns3past
     nodes, devs, ifaces = ns3_dumbbell(ns, params, cross=True)
-    port = 5000
-    sink_apps = ns.PacketSinkHelper(
-        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-    ).Install(nodes.Get(3))
-    sink_apps.Start(ns.Seconds(0))
-    bulk = ns.BulkSendHelper(
-        "ns3::TcpSocketFactory", ns.InetSocketAddress(ifaces[2].GetAddress(1), port).ConvertTo()
-    )
-    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-    bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
-    bulk_apps = bulk.Install(nodes.Get(0))
-    bulk_apps.Start(ns.Seconds(0))
+    sink_apps, bulk_apps = ns3_bulk_flow(ns, nodes, ifaces)
 
     # CBR: one UDP packet of cross_packet IP bytes every cross_packet * 8 / cross_rate, from t = 0
     # (UdpClient sends its first packet at its start); a UDP sink takes them, so that the receiver

@@ -633,12 +633,8 @@ impl Sender {
     /// RFC 6675 §5 NextSeg() while in SACK recovery, gated by `cwnd - pipe >= SMSS`. Each rule
     /// is a lookup in the scoreboard's runs, not a scan of the window.
     fn sack_next_segment(&mut self, now: Time) -> Option<Segment> {
-        if std::mem::take(&mut self.ns3_forced_new) && self.snd_max < self.data_end() {
-            let seq = self.snd_max;
-            self.snd_nxt = seq;
-            let seg = self.emit(now, seq, false);
-            self.pipe += seg.len as u64;
-            return Some(seg);
+        if std::mem::take(&mut self.ns3_forced_new) && self.sack_new_data_ok() {
+            return Some(self.sack_send_new(now));
         }
         if (self.window_bytes() - self.pipe as f64) < self.mss() as f64 {
             return None;
@@ -646,11 +642,7 @@ impl Sender {
         // Rules (1) and (3) both want the lowest unSACKed segment above HighRxt and below the
         // highest SACKed byte (everything below HighRxt was retransmitted in this episode or is
         // SACKed). It is lost, or, IsLost() being monotone, no lost one lies above it.
-        let from = self.high_rxt.max(self.snd_una);
-        let candidate = (from < self.snd_max)
-            .then(|| self.sacked.next_gap(from))
-            .filter(|&seq| seq < self.high_sacked)
-            .map(|seq| self.idx(seq));
+        let candidate = self.next_seg_candidate().map(|seq| self.idx(seq));
         debug_assert!(candidate.is_none_or(|i| self.segs[i].rtx_episode != self.episode));
         // (1) the lowest lost, unSACKed segment above HighRxt.
         let mut rule3 = None;
@@ -661,12 +653,8 @@ impl Sender {
             rule3 = Some(i);
         }
         // (2) new data.
-        let seq = self.snd_max;
-        if seq < self.data_end() && seq + self.seg_len(seq) as u64 - self.snd_una <= self.rwnd {
-            self.snd_nxt = self.snd_max;
-            let seg = self.emit(now, seq, false);
-            self.pipe += seg.len as u64;
-            return Some(seg);
+        if self.sack_new_data_ok() {
+            return Some(self.sack_send_new(now));
         }
         // (3) the lowest unSACKed segment above HighRxt, not yet deemed lost.
         if let Some(i) = rule3 {
@@ -687,6 +675,28 @@ impl Sender {
             }
         }
         None
+    }
+
+    /// The lowest unSACKed sequence number above HighRxt and below the highest SACKed byte:
+    /// NextSeg()'s candidate for rules (1) and (3).
+    fn next_seg_candidate(&self) -> Option<u64> {
+        let from = self.high_rxt.max(self.snd_una);
+        (from < self.snd_max).then(|| self.sacked.next_gap(from)).filter(|&seq| seq < self.high_sacked)
+    }
+
+    /// NextSeg() rule (2): unsent data exists and the receiver's window takes one more segment.
+    fn sack_new_data_ok(&self) -> bool {
+        let seq = self.snd_max;
+        seq < self.data_end() && seq + self.seg_len(seq) as u64 - self.snd_una <= self.rwnd
+    }
+
+    /// Sends the next new segment in SACK recovery; it enters `pipe` at once.
+    fn sack_send_new(&mut self, now: Time) -> Segment {
+        let seq = self.snd_max;
+        self.snd_nxt = seq;
+        let seg = self.emit(now, seq, false);
+        self.pipe += seg.len as u64;
+        seg
     }
 
     fn sack_retransmit(&mut self, now: Time, i: usize) -> Segment {

@@ -98,12 +98,8 @@ impl Sender {
         if self.snd_una >= self.snd_max || self.segs[0].rtx_episode == self.episode {
             return;
         }
-        let from = self.high_rxt.max(self.snd_una);
-        let lost = (from < self.snd_max)
-            .then(|| self.sacked.next_gap(from))
-            .filter(|&seq| seq < self.high_sacked && seq < self.lost_below);
-        let new_data = self.snd_max < self.data_end() && self.snd_max + self.seg_len(self.snd_max) as u64 - self.snd_una <= self.rwnd;
-        if lost.is_none() && new_data {
+        let lost = self.next_seg_candidate().filter(|&seq| seq < self.lost_below);
+        if lost.is_none() && self.sack_new_data_ok() {
             self.ns3_forced_new = true;
             return;
         }
