@@ -10,7 +10,8 @@
 //! **Reordering window.** As Linux: 0 while no reordering has been seen and the sender is in
 //! recovery or has at least DupThresh segments SACKed (so a burst is detected at once), else
 //! `min(min_RTT / 4, SRTT)`. Reordering is seen when a segment sent once is delivered below
-//! the highest SACKed byte.
+//! the highest byte SACKed before the ACK (Linux `prior_fack`): an ACK that SACKs past a hole and
+//! also covers a segment its receiver held for a delayed ACK shows no reordering.
 //!
 //! **Tail loss probe.** Outside recovery, with data outstanding and the window full, each ACK
 //! and each new segment arms the probe timeout `PTO = 2·SRTT` (plus 200 ms when one segment is
@@ -127,6 +128,12 @@ impl Rack {
 }
 
 impl Sender {
+    /// RACK has seen reordering (a segment sent once delivered below the highest SACKed byte).
+    #[cfg(test)]
+    pub(super) fn reordering_seen(&self) -> bool {
+        self.rack.reord_seen
+    }
+
     /// RACK's in-flight estimate (Linux `tcp_packets_in_flight`, in bytes): outstanding, less
     /// SACKed, less lost, plus retransmissions in flight.
     pub(super) fn rack_pipe(&self) -> u64 {
