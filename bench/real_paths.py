@@ -16,11 +16,13 @@ from startlab import realpath
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (startup override or None for the scenario's hystart-linux, stacks) per comparison; "abc+linux"
-#: is ABC with the flow's recovery set to "linux" (RACK-TLP + PRR, the kernel's; issue 16).
+#: is ABC with the flow's recovery set to "linux" (RACK-TLP + PRR, the kernel's; issue 16), and
+#: "abc+linux+reno" that with Reno's avoidance (the scenario's is CUBIC) beside kernel Reno.
 RUNS = [
     (None, ["sim", "udp", "kernel:cubic"]),
     ("abc", ["sim", "udp", "kernel:cubic-nohystart", "kernel:reno"]),
     ("abc+linux", ["sim", "kernel:cubic-nohystart"]),
+    ("abc+linux+reno", ["sim", "kernel:reno"]),
     ("slow-start", ["sim", "udp"]),
     ("paced-start", ["sim", "udp"]),
 ]
@@ -33,6 +35,7 @@ CLAIMS = {
         ("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20),
     ],
     "abc+linux": [("kernel:cubic-nohystart", "sim", "drops_5s", 0.20)],
+    "abc+linux+reno": [("kernel:reno", "sim", "exit_cwnd_pkts", 0.10), ("kernel:reno", "sim", "drops_5s", 0.20)],
     "slow-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
     "paced-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
 }  # fmt: skip
@@ -49,7 +52,7 @@ def rel(a: float | None, b: float | None) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paths", default="20,100", help="Which paths: 20 and/or 100 (Mbit/s).")
-    parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, abc, abc+linux, slow-start, paced-start).")
+    parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, abc, abc+linux, abc+linux+reno, slow-start, paced-start).")
     parser.add_argument("--out", type=Path, help="Write each comparison's compare.json and cwnd.png under this directory.")
     args = parser.parse_args()
     rows = []
@@ -60,8 +63,8 @@ def main() -> int:
                 continue
             name = f"{mbps}mbps-{startup or 'hystart-linux'}"
             work = (args.out or Path("/tmp")) / name
-            algorithm, _, recovery = (startup or "").partition("+")
-            results = realpath.compare(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None)
+            algorithm, recovery, avoidance = ((startup or "").split("+") + ["", ""])[:3]
+            results = realpath.compare(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None, avoidance=avoidance or None)
             if args.out:
                 realpath.write(results, work, f"{scenario.name} ({startup or 'hystart-linux'})")
             by = {r.stack: r for r in results}

@@ -142,6 +142,33 @@ def test_the_simulators_row_keeps_its_retransmission_times(tmp_path: Path) -> No
     assert 0 <= sim.detail["retransmissions_lost"] <= sim.detail["retransmissions"]
 
 
+def test_compare_real_overrides_recovery_and_avoidance_of_the_sim_stack(tmp_path: Path) -> None:
+    """--recovery and --avoidance change the flow the sim (and udp) stacks run, and nothing else;
+    an unknown value is refused with the accepted ones."""
+    path, flow = realpath.prepare(PATH_20, tmp_path, "abc", "linux", "reno")
+    tcp = json.loads(path.read_text())["flows"][0]["tcp"]
+    assert (tcp["recovery"], tcp["congestion_avoidance"], tcp["ack"]) == ("linux", "reno", "linux")
+    args = ["compare-real", str(PATH_20), "--stacks", "sim", "--startup", "abc", "--json"]
+    base = json.loads(CliRunner().invoke(cli, args).output)["stacks"][0]
+    linux = json.loads(CliRunner().invoke(cli, [*args, "--recovery", "linux", "--avoidance", "reno"]).output)["stacks"][0]
+    assert linux["exit_cwnd_pkts"] == base["exit_cwnd_pkts"] and linux["drops_5s"] < base["drops_5s"]
+    bad = CliRunner().invoke(cli, [*args, "--avoidance", "vegas"])
+    assert bad.exit_code == 2 and '"vegas" is not known' in bad.output and '"reno" or "cubic"' in bad.output
+
+
+@needs_testbed
+def test_kernel_reno_and_the_simulators_linux_recovery_drop_alike(tmp_path: Path) -> None:
+    """Issues 15 and 16: with the kernel's recovery (`recovery = "linux"`) and Reno's avoidance,
+    the simulator's slow start (ABC) and kernel Reno on the 20 Mbit/s path agree on exit cwnd within
+    10 % and on drops within 20 % (the burst and its recovery are over within 2 s)."""
+    scenario = short(tmp_path, 2.0, "abc")
+    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "kernel:reno"], tmp_path / "work", recovery="linux", avoidance="reno")}
+    sim, kernel = rows["sim"], rows["kernel:reno"]
+    assert sim.exit_reason == "loss" == kernel.exit_reason
+    assert kernel.exit_cwnd_pkts == pytest.approx(sim.exit_cwnd_pkts, rel=0.10)
+    assert sim.drops_5s > 0 and kernel.drops_5s == pytest.approx(sim.drops_5s, rel=0.20)
+
+
 @needs_testbed
 def test_kernel_cubic_and_the_simulators_hystart_linux_leave_together(tmp_path: Path) -> None:
     """Issue 15: kernel CUBIC with HyStart and the simulator's `hystart-linux` on the 20 Mbit/s path

@@ -645,7 +645,9 @@ def testbed_down(all_: bool) -> None:
     click.echo(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
 
 
-def _real(scenario: str, stacks: list[str], startup: str | None, as_json: bool, out: Path | None, tag: str) -> None:
+def _real(
+    scenario: str, stacks: list[str], startup: str | None, as_json: bool, out: Path | None, tag: str, recovery: str | None = None, avoidance: str | None = None
+) -> None:
     """compare-real and testbed run: run, print the table (or the JSON), write --out."""
     import tempfile
 
@@ -656,11 +658,12 @@ def _real(scenario: str, stacks: list[str], startup: str | None, as_json: bool, 
     with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
         try:
             with _naming(scenario):
-                results = realpath.compare(path, stacks, out or Path(scratch), startup=startup, tag=tag)
+                results = realpath.compare(path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance)
         except TestbedError as e:
             raise _Failure(f"error: {e}", 2) from e
     if out is not None:
-        realpath.write(results, out, f"{path.name}" + (f" ({startup})" if startup else ""))
+        changed = ", ".join(x for x in (startup, recovery and f"recovery {recovery}", avoidance and f"avoidance {avoidance}") if x)
+        realpath.write(results, out, f"{path.name}" + (f" ({changed})" if changed else ""))
     if as_json:
         click.echo(json.dumps({"stacks": [r.row() for r in results]}))
         return
@@ -773,9 +776,11 @@ def net_send(scenario: str, server: str, key_file: Path | None, flow: int, durat
 @click.argument("scenario", metavar="SCENARIO")
 @click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr.")
 @click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
+@click.option("--recovery", help='The sim and udp stacks\' tcp.recovery instead of the scenario\'s (e.g. "linux", the kernel\'s RACK-TLP + PRR).')
+@click.option("--avoidance", help="The sim and udp stacks' tcp.congestion_avoidance instead of the scenario's (e.g. reno beside kernel:reno).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"stacks": [{"stack", "exit_time_s", ...}]}.')
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and the overlaid cwnd.png here.")
-def compare_real(scenario: str, stacks: str, startup: str | None, as_json: bool, out: Path | None) -> None:
+def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str | None, avoidance: str | None, as_json: bool, out: Path | None) -> None:
     """Run SCENARIO's path with the simulator, startlab-udp and kernel TCP (testbed; root) and
     compare their startups: exit time and reason, exit cwnd, first drop, drops in 5 s, goodput."""
     from . import realpath
@@ -784,7 +789,7 @@ def compare_real(scenario: str, stacks: str, startup: str | None, as_json: bool,
         names = realpath.parse_stacks(stacks)
     except ValueError as e:
         raise _Failure(f"error: {e}", 2) from e
-    _real(scenario, names, startup, as_json, out, "cmp")
+    _real(scenario, names, startup, as_json, out, "cmp", recovery, avoidance)
 
 
 @testbed_group.command("run")

@@ -76,10 +76,12 @@ def parse_stacks(text: str) -> list[str]:
     return names
 
 
-def prepare(scenario: str | Path, workdir: Path, startup: str | None = None, recovery: str | None = None) -> tuple[Path, dict[str, Any]]:
-    """The scenario compare-real runs: the file itself, or with ``startup`` (``recovery``) a JSON
-    copy in ``workdir`` whose single flow uses that startup algorithm with its defaults (that
-    ``tcp.recovery``); and that flow as
+def prepare(
+    scenario: str | Path, workdir: Path, startup: str | None = None, recovery: str | None = None, avoidance: str | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The scenario compare-real runs: the file itself, or with ``startup`` (``recovery``,
+    ``avoidance``) a JSON copy in ``workdir`` whose single flow uses that startup algorithm with
+    its defaults (that ``tcp.recovery``, that ``tcp.congestion_avoidance``); and that flow as
     resolved (with ``duration_s``, the run's length). Refuses a scenario with other than one
     ``[[flows]]`` entry, or with arrivals, users or replays."""
     import startlab
@@ -92,7 +94,7 @@ def prepare(scenario: str | Path, workdir: Path, startup: str | None = None, rec
             f"flows: compare-real runs one flow on the testbed's one path; the scenario has {len(normal['flows'])} [[flows]] entries"
             + (f" and {', '.join(extra)}" if extra else "")
         )
-    if startup is None and recovery is None:
+    if startup is None and recovery is None and avoidance is None:
         return path, _flow(normal)
     with path.open("rb") as f:
         raw = tomllib.load(f) if path.suffix != ".json" else json.load(f)
@@ -100,10 +102,12 @@ def prepare(scenario: str | Path, workdir: Path, startup: str | None = None, rec
         raw["flows"][0]["startup"] = {"algorithm": startup}
     if recovery is not None:
         raw["flows"][0].setdefault("tcp", {})["recovery"] = recovery
+    if avoidance is not None:
+        raw["flows"][0].setdefault("tcp", {})["congestion_avoidance"] = avoidance
     for k in ("trace",):
         raw.pop(k, None)
     workdir.mkdir(parents=True, exist_ok=True)
-    out = workdir / ("-".join([path.stem, *(x for x in (startup, recovery) if x)]) + ".json")
+    out = workdir / ("-".join([path.stem, *(x for x in (startup, recovery, avoidance) if x)]) + ".json")
     out.write_text(json.dumps(raw, indent=1))
     # Files the scenario names are resolved against its own directory: refuse a copy that would
     # break them rather than run something else.
@@ -215,11 +219,18 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
 
 
 def compare(
-    scenario: str | Path, stacks: list[str], workdir: Path, startup: str | None = None, tag: str = "cmp", recovery: str | None = None
+    scenario: str | Path,
+    stacks: list[str],
+    workdir: Path,
+    startup: str | None = None,
+    tag: str = "cmp",
+    recovery: str | None = None,
+    avoidance: str | None = None,
 ) -> list[StackResult]:
     """Run each stack on the scenario's path (one testbed for all testbed stacks); results in
-    the order asked. ``startup`` and ``recovery`` override the flow's (sim and udp stacks)."""
-    path, flow = prepare(scenario, workdir, startup, recovery)
+    the order asked. ``startup``, ``recovery`` and ``avoidance`` override the flow's (sim and udp
+    stacks)."""
+    path, flow = prepare(scenario, workdir, startup, recovery, avoidance)
     results: list[StackResult] = []
     real = [s for s in stacks if s != "sim"]
     if real:
