@@ -288,14 +288,8 @@ impl Sender {
         if self.in_recovery || self.rto_loss || self.rack.lost_bytes == 0 {
             return false;
         }
-        self.stats.fast_retransmits += 1;
         let prior_cwnd = self.cc.cwnd();
-        self.cc.on_congestion(&CongestionEvent {
-            now,
-            kind: CongestionKind::FastRetransmit,
-            flight_size: self.snd_nxt - self.snd_una,
-            enter_recovery: true,
-        });
+        self.rack_reduce(now);
         self.recover = Some(self.snd_max);
         self.in_recovery = true;
         self.rack.tlp_end = None;
@@ -304,6 +298,18 @@ impl Sender {
             self.prr_enter(prior_cwnd as u64);
         }
         true
+    }
+
+    /// A loss RACK found (or a probe repaired): counted as a fast retransmit, and the controller
+    /// reduces its window for the outstanding data.
+    fn rack_reduce(&mut self, now: Time) {
+        self.stats.fast_retransmits += 1;
+        self.cc.on_congestion(&CongestionEvent {
+            now,
+            kind: CongestionKind::FastRetransmit,
+            flight_size: self.snd_nxt - self.snd_una,
+            enter_recovery: true,
+        });
     }
 
     /// RFC 8985 §7.4: an ACK after a probe. A retransmitted probe covered by an ACK that
@@ -317,13 +323,7 @@ impl Sender {
         }
         self.rack.tlp_end = None;
         if self.rack.tlp_retrans && una_advanced && self.snd_una >= end {
-            self.stats.fast_retransmits += 1;
-            self.cc.on_congestion(&CongestionEvent {
-                now,
-                kind: CongestionKind::FastRetransmit,
-                flight_size: self.snd_nxt - self.snd_una,
-                enter_recovery: true,
-            });
+            self.rack_reduce(now);
             let ssthresh = self.ssthresh_bytes();
             self.cc.on_recovery_exit(now, ssthresh);
         }
