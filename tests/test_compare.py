@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from matplotlib.figure import Figure
 
 import startlab
@@ -149,3 +150,31 @@ def test_the_scenario_reference_lists_every_registered_algorithm_with_a_page() -
     for a in startlab.algorithms():
         assert f"[{a['name']}](algorithms/{a['name']}.md)" in reference, a["name"]
         assert (docs / "algorithms" / f"{a['name']}.md").is_file(), a["name"]
+
+
+def test_the_scenario_reference_table_is_the_one_derived_from_the_declarations() -> None:
+    """docs/SCENARIOS.md's algorithm table is `startlab algorithms --markdown`, which reads each
+    algorithm's declaration (regenerate it with that command after changing one)."""
+    from startlab.cli import algorithms_markdown
+
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "SCENARIOS.md").read_text(encoding="utf-8")
+    assert algorithms_markdown() in reference
+
+
+def test_an_out_of_range_parameter_is_refused_with_its_declared_range() -> None:
+    cases = [
+        ({"algorithm": "abc", "l": 0}, "flows[0].startup.l", "at least 1"),
+        ({"algorithm": "paced-start", "epsilon": 1.5}, "flows[0].startup.epsilon", "from 0 to 1"),
+        ({"algorithm": "quick-start", "rate": "50kbps"}, "flows[0].startup.rate", '"80kbps"'),
+        ({"algorithm": "lss", "max_ssthresh": "0pkt"}, "flows[0].startup.max_ssthresh", "positive"),
+    ]
+    for startup, path, message in cases:
+        bad = {
+            "seed": 1,
+            "duration": "1s",
+            "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbps", "rtt": "40ms", "access_rate": "100Mbps", "queue": {"kind": "droptail", "limit": "30pkt"}},
+            "flows": [{"name": "f", "startup": startup}],
+        }
+        with pytest.raises(startlab.ScenarioError) as e:
+            startlab.validate(bad)
+        assert path in str(e.value) and message in str(e.value), str(e.value)

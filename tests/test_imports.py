@@ -72,7 +72,7 @@ def test_the_sweep_analysis_commands_load_when_asked_for() -> None:
 
 @pytest.mark.parametrize("name", ["results", "plot"])
 def test_the_listed_help_of_a_lazy_command_is_its_own(name: str) -> None:
-    from startlab import sweepstats
+    from startlab.sweep import stats as sweepstats
 
     assert name in cli.cli.commands
     stand_in = next(cli._LazyCommand(n, target, text) for n, target, text in cli._LAZY_COMMANDS if n == name)

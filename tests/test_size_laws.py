@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import startlab
-from startlab import sweeprun
+from startlab.sweep import run as sweeprun
 
 
 def scenario(size: dict[str, object]) -> dict[str, object]:

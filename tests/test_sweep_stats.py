@@ -1,4 +1,4 @@
-"""Statistics, figures, summary and commands over a sweep database (startlab.sweepstats).
+"""Statistics, figures, summary and commands over a sweep database (startlab.sweep.stats).
 
 Every test reads a synthetic database built here with DuckDB by the runner's contract, with values
 chosen so that each statistic is known exactly.
@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from matplotlib.figure import Figure
 from rich.console import Console
 from scipy import stats
-from startlab import sweepstats
-from startlab.sweepstats import SweepStatsError
+from startlab.sweep import stats as sweepstats
+from startlab.sweep.stats import SweepStatsError
 
 ALGORITHMS = ("hystart", "slow-start")
 CBWS = (10.0, 20.0, 40.0)

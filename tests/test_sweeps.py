@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 import startlab
-from startlab import sweepfile, sweeprun
 from startlab.cli import cli
+from startlab.sweep import file as sweepfile, run as sweeprun
 
 #: Two flows whose start times are drawn from the seed, so replicates differ.
 BASE = """\
@@ -598,7 +598,7 @@ def test_aggregates_over_replicates_of_a_real_sweep(tmp_path: Path) -> None:
 
 
 def test_the_store_benchmark_records_new_keys(tmp_path: Path) -> None:
-    from startlab import sweepbench
+    from startlab.sweep import bench as sweepbench
 
     blocks = sweepbench._store_alone(tmp_path, total=20, block=10)
     assert len(blocks) == 2 and all(b > 0 for b in blocks)

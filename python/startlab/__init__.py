@@ -53,13 +53,15 @@ __all__ = [
 
 #: Submodules imported on first use as attributes (``startlab.plot``, ``startlab.models``, ...),
 #: not by ``import startlab``: most of them import pandas, matplotlib, SciPy or DuckDB.
-_SUBMODULES = frozenset(
-    {"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "replay", "sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"}
-)
+#: ``startlab.sweep`` is the sweep package, callable: ``startlab.sweep(spec, ...)`` runs a sweep.
+_SUBMODULES = frozenset({"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "replay", "sweep"})
+
+#: The sweep modules' names before ``startlab.sweep`` (deprecated aliases of its modules).
+_OLD_SWEEP_MODULES = frozenset({"sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"})
 
 
 def __getattr__(name: str) -> ModuleType:
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _OLD_SWEEP_MODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -118,50 +120,9 @@ def normalize(scenario: Scenario) -> dict[str, Any]:
     return result
 
 
-def sweep(
-    spec: str | os.PathLike[str],
-    db: str | os.PathLike[str] | None = None,
-    *,
-    jobs: int | None = None,
-    dask: Any = None,
-    traces: bool | None = None,
-    retry_failed: bool = False,
-    progress: bool | None = None,
-) -> Any:
-    """Run a parameter sweep (docs/SWEEPS.md) and return its results (:class:`SweepResults`).
-
-    Args:
-        spec: a sweep file, or its TOML text (then ``db`` is required and relative paths resolve
-            against the working directory).
-        db: the results database; default: the sweep file with the suffix ``.duckdb``. Runs
-            already stored there are skipped.
-        jobs: local worker processes (default: every core).
-        dask: a Dask scheduler address or ``distributed.Client`` to run on instead.
-        traces: also store traces as Parquet files (default: the sweep file's ``traces``).
-        retry_failed: run again the runs stored as failed.
-        progress: a progress bar on stderr (default: when stderr is a terminal).
-
-    Raises:
-        SweepError: the sweep file was refused (a ``ValueError``).
-    """
-    from . import sweepdb, sweepfile, sweeprun
-
-    if isinstance(spec, str) and "\n" in spec:
-        parsed = sweepfile.parse(spec, base_dir=Path.cwd())
-        if db is None:
-            raise ValueError("db: a sweep given as text needs the path of its results database")
-    else:
-        parsed = sweepfile.load(spec)
-    path = Path(db) if db is not None else Path(spec).with_suffix(".duckdb")
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs = {jobs}: expected at least 1 worker (None: every core)")
-    sweeprun.run_sweep(parsed, path, jobs=jobs, dask=dask or parsed.dask, traces=traces, retry_failed=retry_failed, progress=progress)
-    return sweepdb.SweepResults(path)
-
-
 def open_sweep(db: str | os.PathLike[str]) -> Any:
-    """The results of a sweep database, read-only (:class:`startlab.sweepdb.SweepResults`)."""
-    from .sweepdb import SweepResults
+    """The results of a sweep database, read-only (:class:`startlab.sweep.db.SweepResults`)."""
+    from .sweep.db import SweepResults
 
     return SweepResults(db)
 

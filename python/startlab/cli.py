@@ -211,7 +211,7 @@ def run(
     given = {k: v for k, v in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory), ("max_wall", max_wall)) if v is not None}
     limits: dict[str, Any] = {}
     if given:
-        from . import sweepfile
+        from .sweep import file as sweepfile
 
         if algorithms is not None:
             raise _Failure("error: the --max-* limits apply to a single run, not to --compare", 2)
@@ -444,13 +444,56 @@ def validate(scenario: str) -> None:
     click.echo(f"ok: {scenario}")
 
 
+def _range_text(param: dict[str, Any]) -> str:
+    """A declared range in words ("at least 1", "0 to 30", "positive"); "" when any value goes."""
+    r = param.get("range", "any")
+    if not isinstance(r, dict):
+        return ""
+
+    def value(x: float) -> str:
+        if param["kind"] == "rate":
+            scale, unit = next(((s, u) for s, u in ((1e9, "Gbps"), (1e6, "Mbps"), (1e3, "kbps")) if x >= s), (1.0, "bps"))
+            return f"{x / scale:g}{unit}"
+        return f"{x:g}"
+
+    (how, bound), = r.items()
+    if how == "above":
+        return "positive" if bound == 0 else f"above {value(bound)}"
+    if how == "at_least":
+        return f"at least {value(bound)}"
+    return f"{value(bound[0])} to {value(bound[1])}"
+
+
+def _params_text(a: dict[str, Any], markdown: bool) -> str:
+    """An algorithm's parameters as `name` = default (range)."""
+    parts = []
+    for p in a["params"]:
+        rng = _range_text(p)
+        name = f"`{p['name']}`" if markdown else p["name"]
+        parts.append(f"{name} = {p['default']}" + (f" ({rng})" if rng else ""))
+    return (", " if markdown else "\n").join(parts) or "–"
+
+
+def algorithms_markdown() -> str:
+    """The registry as the Markdown table of docs/SCENARIOS.md (``startlab algorithms
+    --markdown``), derived from each algorithm's declaration."""
+    lines = ["| algorithm | role | what it does | parameters (default) |", "|---|---|---|---|"]
+    for a in startlab.algorithms():
+        lines.append(f"| [{a['name']}](algorithms/{a['name']}.md) | {a['role']} | {a['summary']} | {_params_text(a, True)} |")
+    return "\n".join(lines) + "\n"
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
-def algorithms(as_json: bool) -> None:
-    """List every startup and avoidance algorithm with its parameters and defaults."""
+@click.option("--markdown", is_flag=True, help="Print the registry as docs/SCENARIOS.md's Markdown table.")
+def algorithms(as_json: bool, markdown: bool) -> None:
+    """List every startup and avoidance algorithm with its parameters, defaults and ranges."""
     listed = startlab.algorithms()
     if as_json:
         click.echo(json.dumps(listed, indent=2))
+        return
+    if markdown:
+        click.echo(algorithms_markdown(), nl=False)
         return
     from rich.table import Table
 
@@ -460,8 +503,7 @@ def algorithms(as_json: bool) -> None:
     for heading in ("name", "role", "summary", "parameters (default)", "source"):
         table.add_column(heading)
     for a in listed:
-        params = "\n".join(f"{p['name']} = {p['default']}" for p in a["params"]) or "–"
-        table.add_row(a["name"], a["role"], a["summary"], params, a["source"])
+        table.add_row(a["name"], a["role"], a["summary"], _params_text(a, False), a["source"])
     stdout_console().print(table)
 
 
@@ -473,7 +515,7 @@ def algorithms(as_json: bool) -> None:
 def bench(quick: bool, repeat: int, sweeps: bool, dask: bool) -> None:
     """Time the benchmark scenarios, each in a fresh process (docs/PERFORMANCE.md)."""
     if sweeps:
-        from . import sweepbench
+        from .sweep import bench as sweepbench
 
         sweepbench.run(dask=dask)
         return
@@ -503,8 +545,8 @@ def sweep(
 ) -> None:  # fmt: skip
     """Run a parameter sweep (docs/SWEEPS.md): every run not yet in the database, on local
     processes or a Dask cluster, each stored as it completes. Rerun to resume."""
-    from . import sweepfile, sweeprun
     from ._console import stdout_console
+    from .sweep import file as sweepfile, run as sweeprun
 
     try:
         spec = sweepfile.load(sweep_file)
@@ -534,7 +576,7 @@ def sweep(
 
 
 def _limit_dict(limits: Any) -> dict[str, Any]:
-    from .sweepfile import LIMIT_KEYS
+    from .sweep.file import LIMIT_KEYS
 
     return {k: getattr(limits, k) for k in LIMIT_KEYS if getattr(limits, k) is not None}
 
@@ -544,7 +586,7 @@ def _dry_run(spec: Any, path: Path, limits: Any) -> Table:
     import duckdb
     from rich.table import Table
 
-    from . import sweeprun
+    from .sweep import run as sweeprun
 
     tasks = sweeprun.plan(spec, limits=limits)
     stored: dict[str, str] = {}
@@ -811,13 +853,13 @@ def testbed_run(scenario: str, stack: str, startup: str | None, as_json: bool, o
     _real(scenario, names, startup, as_json, out, "run")
 
 
-#: The sweep analysis commands (startlab.sweepstats imports DuckDB, SciPy and matplotlib): name,
+#: The sweep analysis commands (startlab.sweep.stats imports DuckDB, SciPy and matplotlib): name,
 #: where the command is, and its help as ``startlab --help`` lists it (its docstring).
 _LAZY_COMMANDS = (
-    ("results", "startlab.sweepstats:results_command", "Summarize a sweep database, or query it with --sql."),
+    ("results", "startlab.sweep.stats:results_command", "Summarize a sweep database, or query it with --sql."),
     (
         "plot",
-        "startlab.sweepstats:plot_command",
+        "startlab.sweep.stats:plot_command",
         "Plot a metric of a sweep against an axis (mean/median over replicates with a CI band),\n"
         "or its CDF over flows (--kind cdf); print the table behind it.",
     ),

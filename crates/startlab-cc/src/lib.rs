@@ -19,6 +19,7 @@
 
 pub mod avoidance;
 mod controller;
+pub mod decl;
 pub mod startup;
 
 pub use controller::{Controller, CcConfig, CcView, Phase, StartupExit};

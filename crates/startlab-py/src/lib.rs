@@ -66,8 +66,8 @@ fn normalize(text: &str, format: &str, base: Option<&str>) -> PyResult<String> {
 /// The algorithm registry as JSON: `[{name, role, summary, source, params: [...]}, ...]`.
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
-    use startlab_scenario::registry::{AVOIDANCE, STARTUP};
-    let all: Vec<_> = STARTUP.iter().chain(AVOIDANCE.iter()).collect();
+    use startlab_scenario::registry::{avoidances, startups};
+    let all: Vec<_> = startups().chain(avoidances()).collect();
     serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 

@@ -526,7 +526,7 @@ pub enum AckSpec {
     },
 }
 
-/// CUBIC's parameters (RFC 9438, ALGORITHMS.md §9.1; defaults in [`registry::AVOIDANCE`]).
+/// CUBIC's parameters (RFC 9438, ALGORITHMS.md §9.1; defaults in `startlab_cc::avoidance::INFOS`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct CubicSpec {
     /// `C`, segments/s³ (`tcp.cubic_c`, default 0.4); positive.
@@ -687,13 +687,28 @@ impl TcpSpec {
         }
     }
 
+    /// What a startup algorithm may read of these settings (`startlab_cc::decl::FlowContext`).
+    pub fn flow_context(&self) -> startlab_cc::decl::FlowContext {
+        startlab_cc::decl::FlowContext {
+            mss: self.mss,
+            header: self.header,
+            initial_window: self.initial_window,
+            acks: match self.ack {
+                AckSpec::EveryPacket => startlab_cc::startup::AckCounting::PerPacket,
+                AckSpec::Delayed { .. } => startlab_cc::startup::AckCounting::Delayed,
+                AckSpec::Quickack { .. } => startlab_cc::startup::AckCounting::QuickAck,
+            },
+            handshake: self.handshake,
+            infinite_ssthresh: self.initial_ssthresh == SsthreshSpec::Infinite,
+        }
+    }
     /// The receiver sends SACK blocks (every recovery with a scoreboard).
     pub fn sack(&self) -> bool {
         !matches!(self.recovery, RecoverySpec::Tahoe | RecoverySpec::Reno | RecoverySpec::Newreno)
     }
 }
 
-/// Startup algorithm and its parameters, checked against [`registry::STARTUP`], every default
+/// Startup algorithm and its parameters, checked against its declaration (`startlab_cc::startup::DECLS`), every default
 /// filled in.
 #[derive(Clone, Debug, Serialize)]
 pub struct StartupSpec {
@@ -708,51 +723,13 @@ impl StartupSpec {
     pub fn name(&self) -> &'static str {
         self.algorithm
     }
-    fn get(&self, name: &str) -> &registry::ParamValue {
-        self.params.get(name).unwrap_or_else(|| panic!("{} has no parameter {name} (registry and code disagree)", self.algorithm))
+    /// The parameters, read by their typed declarations (`startlab_cc::decl::Param`).
+    pub fn params(&self) -> startlab_cc::decl::Params<'_> {
+        startlab_cc::decl::Params::new(&self.params)
     }
-    /// A window parameter in bytes.
-    pub fn bytes(&self, name: &str) -> u64 {
-        match self.get(name) {
-            registry::ParamValue::Bytes(b) => *b,
-            other => panic!("{name} is {other:?}, not a window"),
-        }
-    }
-    /// A duration parameter.
-    pub fn dur(&self, name: &str) -> Dur {
-        match self.get(name) {
-            registry::ParamValue::Dur(d) => *d,
-            other => panic!("{name} is {other:?}, not a duration"),
-        }
-    }
-    /// A number parameter.
-    pub fn number(&self, name: &str) -> f64 {
-        match self.get(name) {
-            registry::ParamValue::Number(x) => *x,
-            registry::ParamValue::Integer(i) => *i as f64,
-            other => panic!("{name} is {other:?}, not a number"),
-        }
-    }
-    /// An integer parameter.
-    pub fn integer(&self, name: &str) -> u64 {
-        match self.get(name) {
-            registry::ParamValue::Integer(i) => *i,
-            other => panic!("{name} is {other:?}, not an integer"),
-        }
-    }
-    /// A boolean parameter.
-    pub fn flag(&self, name: &str) -> bool {
-        match self.get(name) {
-            registry::ParamValue::Bool(b) => *b,
-            other => panic!("{name} is {other:?}, not a boolean"),
-        }
-    }
-    /// A choice parameter.
-    pub fn choice(&self, name: &str) -> &str {
-        match self.get(name) {
-            registry::ParamValue::Choice(c) => c,
-            other => panic!("{name} is {other:?}, not a choice"),
-        }
+    /// The algorithm's declaration.
+    pub fn decl(&self) -> &'static startlab_cc::startup::StartupDecl {
+        registry::startup(self.algorithm).expect("a resolved startup is declared")
     }
 }
 

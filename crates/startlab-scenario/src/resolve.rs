@@ -134,7 +134,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             if f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) {
                 return err(format!("{p}.startup.initial_window"), "\"initial-start\" sets tcp.initial_window from its initial_window parameter; give it only there");
             }
-            tcp.initial_window = startup.bytes("initial_window").div_ceil(tcp.mss);
+            tcp.initial_window = startup.params().get(&startlab_cc::startup::INITIAL_START_WINDOW).div_ceil(tcp.mss);
         }
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
@@ -1206,10 +1206,11 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
         None if t.is_empty() => "slow-start",
         None => return Err(missing(&format!("{p}.algorithm"))),
     };
-    let Some(info) = crate::registry::startup(name) else {
-        let known: Vec<_> = crate::registry::STARTUP.iter().map(|a| format!("{:?}", a.name)).collect();
+    let Some(decl) = crate::registry::startup(name) else {
+        let known: Vec<_> = crate::registry::startups().map(|a| format!("{:?}", a.name)).collect();
         return err(format!("{p}.algorithm"), format!("{name:?} is not a known startup algorithm; expected one of: {}", known.join(", ")));
     };
+    let info = &decl.info;
     for key in t.keys().filter(|k| *k != "algorithm") {
         if !info.params.iter().any(|q| q.name == key) {
             let accepted: Vec<_> = info.params.iter().map(|q| q.name).collect();
@@ -1223,88 +1224,53 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
             Some(v) => crate::registry::parse_param(q.kind, v, mss).map_err(|m| ScenarioError::new(format!("{p}.{}", q.name), m))?,
             None => crate::registry::default_value(q, mss),
         };
+        // Windows in bytes, rates as written in scenarios ("80kbps").
+        let written = |x: f64| match q.kind {
+            crate::registry::ParamKind::Window => format!("{x} bytes"),
+            crate::registry::ParamKind::Rate => rate_text(x),
+            _ => x.to_string(),
+        };
+        if let (Some(x), Some(range)) = (value.as_f64(), q.range.describe_with(written)) {
+            if !q.range.contains(x) {
+                return err(format!("{p}.{}", q.name), format!("{} is out of range; expected {range}", written(x)));
+            }
+        }
         params.insert(q.name, value);
     }
     Ok(StartupSpec { algorithm: info.name, params })
 }
 
-/// Value ranges and TCP settings the classic startups (lss, abc, dbc, smooth-start) need, which
-/// the registry's kinds cannot say. `t` is the flow's `startup` table as written.
+/// A rate in bit/s as a scenario writes it: "80kbps", "1.5Mbps".
+fn rate_text(bps: f64) -> String {
+    let (scale, unit) = [(1e9, "Gbps"), (1e6, "Mbps"), (1e3, "kbps")].into_iter().find(|(s, _)| bps >= *s).unwrap_or((1.0, "bps"));
+    format!("\"{}{unit}\"", bps / scale)
+}
+
+/// The checks of the startup's declaration that need the flow's TCP settings or compare
+/// parameters, and the per-response keys only fast startups take. `t` is the flow's `startup`
+/// table as written.
 fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, s: &StartupSpec, tcp: &TcpSpec) -> R<()> {
-    let infinite = tcp.initial_ssthresh == SsthreshSpec::Infinite;
+    let decl = s.decl();
     // Per-response fast startups (docs/algorithms/quick-start.md, jump-start.md, more-start.md).
     let tcp_path = p.strip_suffix(".startup").or_else(|| p.rsplit_once(".mix[").map(|(head, _)| head)).unwrap_or(p);
-    if (tcp.startup_after_idle || tcp.startup_min_response > 0) && !matches!(s.algorithm, "quick-start" | "jump-start" | "more-start") {
+    if (tcp.startup_after_idle || tcp.startup_min_response > 0) && !decl.per_response {
         let key = if tcp.startup_after_idle { "startup_after_idle" } else { "startup_min_response" };
+        let fast: Vec<_> = crate::registry::DECLS.iter().filter(|d| d.per_response).map(|d| d.info.name).collect();
+        let listed = match fast.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => fast.join(""),
+        };
         return err(
             format!("{tcp_path}.tcp.{key}"),
-            format!("applies to the fast startups quick-start, jump-start and more-start, not {:?} (Initial-Start's window returns after idle by the RFC 5681 restart, min(IW, cwnd))", s.algorithm),
+            format!("applies to the fast startups {listed}, not {:?} (Initial-Start's window returns after idle by the RFC 5681 restart, min(IW, cwnd))", s.algorithm),
         );
     }
-    match s.algorithm {
-        "lss" if s.bytes("max_ssthresh") == 0 => err(format!("{p}.max_ssthresh"), "must be positive"),
-        "abc" if s.integer("l") == 0 => err(format!("{p}.l"), "must be at least 1 (L = 0 would stop slow start)"),
-        "dbc" if s.number("d_max") < 1.0 => err(format!("{p}.d_max"), format!("{} is not valid; expected a number of at least 1", s.number("d_max"))),
-        // ALGORITHMS.md §5.3 RESOLVED (d): DBC's W_th is ssthresh and must be finite.
-        "dbc" if infinite => err(format!("{p}.algorithm"), "\"dbc\" needs a finite tcp.initial_ssthresh (its W_th, e.g. the BDP)"),
-        "smooth-start" => {
-            if s.choice("preset") != "none" {
-                if let Some(key) = ["k", "d"].into_iter().find(|k| t.is_some_and(|t| t.contains_key(*k))) {
-                    return err(format!("{p}.{key}"), format!("is set by preset = {:?}; give either a preset or k and d", s.choice("preset")));
-                }
-            }
-            if s.integer("k") == 0 {
-                return err(format!("{p}.k"), "must be at least 1 (1 is slow start)");
-            }
-            if s.integer("d") > 30 {
-                return err(format!("{p}.d"), "must be at most 30 (the separator is ssthresh/2^d)");
-            }
-            // ALGORITHMS.md §6.5 / §20 item 4: an infinite ssthresh makes the separator infinite.
-            if infinite && s.choice("ssthresh_estimator") == "none" {
-                return err(
-                    format!("{p}.algorithm"),
-                    "\"smooth-start\" needs a finite tcp.initial_ssthresh or ssthresh_estimator = \"packet-pair\" (its separator is ssthresh/2^d)",
-                );
-            }
-            Ok(())
-        }
-        "initial-start" if !(1..=100_000).contains(&s.bytes("initial_window").div_ceil(tcp.mss)) => {
-            err(format!("{p}.initial_window"), "must be between 1 and 100000 segments")
-        }
-        "quick-start" if s.number("rate") < crate::registry::QS_MIN_RATE_BPS => err(
-            format!("{p}.rate"),
-            format!("{} bit/s is below the smallest Quick-Start rate; expected at least \"80kbps\" (40 kbit/s x 2^1)", s.number("rate")),
-        ),
-        "jump-start" | "more-start" if !tcp.handshake => err(
-            format!("{p}.algorithm"),
-            format!("{:?} sizes its first flight from the handshake RTT; it needs tcp.handshake = true", s.algorithm),
-        ),
-        "jump-start" if s.bytes("u") == 0 => err(format!("{p}.u"), "must be positive"),
-        "more-start" if !(s.number("rate") > 0.0 && s.number("rate").is_finite()) => {
-            err(format!("{p}.rate"), format!("{} is not valid; expected a positive rate in bit/s", s.number("rate")))
-        }
-        "paced-start" if !(0.0..=1.0).contains(&s.number("epsilon")) => {
-            err(format!("{p}.epsilon"), format!("{} is not valid; expected a number from 0 to 1", s.number("epsilon")))
-        }
-        "bbr-startup" => {
-            if let Some(key) = ["pacing_gain", "cwnd_gain"].into_iter().find(|k| s.number(k) <= 0.0) {
-                return err(format!("{p}.{key}"), format!("{} is not valid; expected a positive number", s.number(key)));
-            }
-            // At or below 1 a steady estimate counts as growth: the pipe would never fill.
-            if s.number("full_bw_threshold") <= 1.0 {
-                return err(format!("{p}.full_bw_threshold"), format!("{} is not valid; expected a number above 1 (1.25 = 25 % growth)", s.number("full_bw_threshold")));
-            }
-            if s.integer("full_bw_rounds") == 0 {
-                return err(format!("{p}.full_bw_rounds"), "must be at least 1");
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
+    let given = |k: &str| t.is_some_and(|t| t.contains_key(k));
+    (decl.check)(&s.params(), &tcp.flow_context(), &given).map_err(|e| ScenarioError::new(format!("{p}.{}", e.key), e.message))
 }
 
 /// CUBIC's keys of the `tcp` table: refused with another avoidance algorithm, defaults as in
-/// `registry::AVOIDANCE` (checked by a test).
+/// `startlab_cc::avoidance::INFOS` (checked by a test).
 fn cubic(p: &str, t: &raw::Tcp, avoidance: &str) -> R<Option<CubicSpec>> {
     if avoidance != "cubic" {
         let given = [

@@ -104,7 +104,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
     assert_eq!(tcp.congestion_avoidance, "cubic");
     let spec = tcp.cubic.expect("cubic parameters are filled in");
     // The defaults agree with the registry entry that documents them.
-    let info = registry::AVOIDANCE.iter().find(|a| a.name == "cubic").expect("cubic is registered");
+    let info = registry::avoidances().find(|a| a.name == "cubic").expect("cubic is registered");
     let default = |name: &str| registry::default_value(info.params.iter().find(|p| p.name == name).unwrap(), 1000);
     assert_eq!(default("cubic_c"), registry::ParamValue::Number(spec.c));
     assert_eq!(default("cubic_beta"), registry::ParamValue::Number(spec.beta));
@@ -169,12 +169,12 @@ fn quick_start_defaults_and_its_router_table_are_checked() {
     let qs = r#"startup = { algorithm = "quick-start" }"#;
     let s = from_toml(&with("", qs)).unwrap();
     assert_eq!(s.quick_start, QuickStartSpec { routers: None, share: 1.0, window: Dur::from_secs(1) });
-    assert_eq!(s.flows[0].startup.number("rate"), 1.31072e9, "default: the largest code point");
-    assert_eq!(s.flows[0].startup.choice("variant"), "qs1");
+    assert_eq!(s.flows[0].startup.params().get(&startlab_cc::startup::QUICK_START_RATE), 1.31072e9, "default: the largest code point");
+    assert_eq!(s.flows[0].startup.params().get(&startlab_cc::startup::QUICK_START_VARIANT), "qs1");
     let s = from_toml(&with("[quick_start]\nrouters = [\"right\"]\nshare = 0.5\nwindow = \"200ms\"", r#"startup = { algorithm = "quick-start", rate = "10Mbps", variant = "qs2" }"#)).unwrap();
     assert_eq!(s.quick_start.routers, Some(vec!["right".to_string()]));
     assert_eq!((s.quick_start.share, s.quick_start.window), (0.5, Dur::from_millis(200)));
-    assert_eq!(s.flows[0].startup.number("rate"), 10e6);
+    assert_eq!(s.flows[0].startup.params().get(&startlab_cc::startup::QUICK_START_RATE), 10e6);
     let cases = [
         ("[quick_start]\nrouters = [\"s0\"]", qs, "quick_start.routers[0]", "is not a router"),
         ("[quick_start]\nrouters = [\"left\", \"left\"]", qs, "quick_start.routers[1]", "listed twice"),
@@ -229,7 +229,7 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
 fn reno_ssthresh_from_defaults_to_flight_size_and_is_checked() {
     let tcp = &from_toml(EXAMPLE).unwrap().flows[0].tcp;
     assert_eq!(tcp.reno_ssthresh_from, Some(LossWindowFrom::FlightSize));
-    let info = registry::AVOIDANCE.iter().find(|a| a.name == "reno").expect("reno is registered");
+    let info = registry::avoidances().find(|a| a.name == "reno").expect("reno is registered");
     let param = info.params.iter().find(|p| p.name == "reno_ssthresh_from").expect("documented in the registry");
     assert_eq!(registry::default_value(param, 1000), registry::ParamValue::Choice("flight-size".into()));
     let cwnd = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", reno_ssthresh_from = \"cwnd\",");

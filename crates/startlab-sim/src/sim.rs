@@ -7,7 +7,7 @@ use rand::RngExt as _;
 use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink, QueueChange};
 use crate::trace::{Gate, PacketRecord, PacketTrace, PacketTracing, Traces, PKT_DEQUEUE, PKT_DROP, PKT_ENQUEUE, PKT_LOST, PKT_MARK, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
 use startlab_cc::avoidance::{Avoidance, Reno};
-use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, SlowStart, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
+use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
 use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
@@ -586,102 +586,10 @@ fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
     }
 }
 
-/// The startup plug-in a scenario names, built from its resolved parameters (one arm per
-/// algorithm; parameter names and kinds come from `startlab_scenario::registry`).
+/// The startup plug-in a scenario names, built by its declaration from its resolved parameters
+/// (`startlab_cc::startup::DECLS`).
 fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup {
-    match spec.name() {
-        "slow-start" => Startup::SlowStart(SlowStart),
-        "lss" => Startup::Lss(startlab_cc::startup::Lss::new(startlab_cc::startup::LssConfig { max_ssthresh: spec.bytes("max_ssthresh") })),
-        "abc" => Startup::Abc(startlab_cc::startup::Abc::new(startlab_cc::startup::AbcConfig { l: spec.integer("l") })),
-        "bc" => Startup::Bc(startlab_cc::startup::Bc::new()),
-        "dbc" => Startup::Dbc(startlab_cc::startup::Dbc::new(startlab_cc::startup::DbcConfig { d_max: spec.number("d_max") })),
-        "smooth-start" => Startup::SmoothStart(startlab_cc::startup::SmoothStart::new(startlab_cc::startup::SmoothStartConfig {
-            strategy: startlab_cc::startup::Strategy::named(spec.choice("preset")).unwrap_or(startlab_cc::startup::Strategy {
-                k: spec.integer("k").min(u32::MAX as u64) as u32,
-                d: spec.integer("d").min(u32::MAX as u64) as u32,
-            }),
-            counting: match spec.choice("counting") {
-                "byte" => startlab_cc::startup::Counting::Byte,
-                _ => startlab_cc::startup::Counting::Packet,
-            },
-            packet_pair: spec.choice("ssthresh_estimator") == "packet-pair",
-        })),
-        "hoe" => Startup::Hoe(startlab_cc::startup::Hoe::new()),
-        "hystart" => Startup::HyStart(startlab_cc::startup::HyStart::new(startlab_cc::startup::HyStartConfig {
-            low_ssthresh: spec.bytes("low_ssthresh") as f64,
-            n_sampling: spec.integer("n_sampling").min(u32::MAX as u64) as u32,
-            gate_low_window: spec.flag("gate_low_window"),
-        })),
-        "hystart-linux" => Startup::HyStartLinux(startlab_cc::startup::HyStartLinux::new(startlab_cc::startup::HyStartLinuxConfig {
-            detect: startlab_cc::startup::HyStartDetect::from_name(spec.choice("detect")).expect("the registry lists the choices"),
-            low_window: spec.bytes("low_window") as f64,
-            ack_delta: spec.dur("ack_delta"),
-            min_samples: spec.integer("min_samples").min(u32::MAX as u64) as u32,
-            ack_delay: spec.dur("ack_delay"),
-            paced: spec.flag("paced"),
-            round_reset: startlab_cc::startup::RoundReset::from_name(spec.choice("round_reset")).expect("the registry lists the choices"),
-        })),
-        "hystart++" => Startup::HyStartPlusPlus(startlab_cc::startup::HyStartPlusPlus::new(startlab_cc::startup::HyStartPlusPlusConfig {
-            paced: spec.flag("paced"),
-            low_window_gate: spec.flag("low_window_gate"),
-        })),
-        "vegas" => Startup::Vegas(startlab_cc::startup::Vegas::new(startlab_cc::startup::VegasConfig {
-            gamma: spec.number("gamma"),
-            every_other_rtt: spec.flag("every_other_rtt"),
-            diff: match spec.choice("diff") {
-                "linux" => startlab_cc::startup::VegasDiff::Linux,
-                _ => startlab_cc::startup::VegasDiff::Paper,
-            },
-        })),
-        "packet-pair" => Startup::PacketPair(startlab_cc::startup::PacketPair::new(startlab_cc::startup::PacketPairConfig {
-            n_pp: spec.integer("n_pp").min(u32::MAX as u64) as u32,
-        })),
-        "astart" => Startup::Astart(startlab_cc::startup::Astart::new(startlab_cc::startup::AstartConfig {
-            estimator: match spec.choice("estimator") {
-                "ere" => startlab_cc::startup::AstartEstimator::Ere,
-                _ => startlab_cc::startup::AstartEstimator::Westwood,
-            },
-        })),
-        "delay-ss" => Startup::DelaySlowStart(startlab_cc::startup::DelaySlowStart::new(startlab_cc::startup::DelaySlowStartConfig {
-            tau0: spec.dur("tau0"),
-        })),
-        "search" => Startup::Search(startlab_cc::startup::Search::new(startlab_cc::startup::SearchConfig { drain: spec.flag("drain") })),
-        "bbr-startup" => Startup::BbrStartup(startlab_cc::startup::BbrStartup::new(startlab_cc::startup::BbrStartupConfig {
-            pacing_gain: spec.number("pacing_gain"),
-            cwnd_gain: spec.number("cwnd_gain"),
-            full_bw_threshold: spec.number("full_bw_threshold"),
-            full_bw_rounds: spec.integer("full_bw_rounds").min(u32::MAX as u64) as u32,
-        })),
-        // Its window is tcp.initial_window, set by the scenario from the plug-in's parameter.
-        "initial-start" => Startup::InitialStart(startlab_cc::startup::InitialStart),
-        "jump-start" => Startup::JumpStart(startlab_cc::startup::JumpStart::new(startlab_cc::startup::JumpStartConfig { cap: spec.bytes("u") })),
-        "more-start" => Startup::MoreStart(startlab_cc::startup::MoreStart::new(startlab_cc::startup::MoreStartConfig {
-            rate_bps: spec.number("rate"),
-            header: tcp.header,
-        })),
-        "paced-start" => Startup::PacedStart(startlab_cc::startup::PacedStart::new(startlab_cc::startup::PacedStartConfig {
-            epsilon: spec.number("epsilon"),
-            acks: match tcp.ack {
-                startlab_scenario::AckSpec::EveryPacket => startlab_cc::startup::AckCounting::PerPacket,
-                startlab_scenario::AckSpec::Delayed { .. } => startlab_cc::startup::AckCounting::Delayed,
-                startlab_scenario::AckSpec::Quickack { .. } => startlab_cc::startup::AckCounting::QuickAck,
-            },
-            rtt: match spec.choice("rtt") {
-                "srtt" => startlab_cc::startup::PastRtt::Srtt,
-                _ => startlab_cc::startup::PastRtt::Min,
-            },
-        })),
-        "quick-start" => Startup::QuickStart(startlab_cc::startup::QuickStart::new(startlab_cc::startup::QuickStartConfig {
-            rate_bps: spec.number("rate"),
-            variant: match spec.choice("variant") {
-                "qs2" => startlab_cc::startup::QsVariant::Qs2,
-                _ => startlab_cc::startup::QsVariant::Qs1,
-            },
-            header: tcp.header,
-            initial_window: tcp.initial_window * tcp.mss,
-        })),
-        other => unreachable!("the registry lists {other:?} but the simulator cannot build it"),
-    }
+    (spec.decl().build)(&spec.params(), &tcp.flow_context())
 }
 
 /// The sender and receiver the simulator builds for the scenario's `[[flows]]` entry `i` (its own
@@ -742,7 +650,7 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
                 // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
                 let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, (conn as u64) << 32 | i as u64);
                 QsRequest {
-                    code: qs_code_for(f.startup.number("rate")),
+                    code: qs_code_for(f.startup.params().get(&startlab_cc::startup::QUICK_START_RATE)),
                     qs_ttl: rng.random::<u8>(),
                     nonce: rng.random::<u32>() & ((1 << QS_NONCE_BITS) - 1),
                 }

@@ -36,7 +36,7 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
         any::<bool>(),
         prop::collection::vec(1u64..200, 0..6),
         any::<bool>(),
-        prop::sample::select(startlab_scenario::registry::STARTUP.iter().map(|a| a.name).collect::<Vec<_>>()),
+        prop::sample::select(startlab_cc::startup::Startup::NAMES.to_vec()),
         (prop::sample::select(vec!["reno", "cubic"]), any::<bool>()),
     )
         .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit, startup, (avoidance, ecn))| FlowCase {

@@ -157,10 +157,10 @@ def sweep_text(file: str) -> str:
 
 
 def load_sweep(file: str, quick: bool) -> Any:
-    """A shipped sweep file as a :class:`startlab.sweepfile.Sweep`; ``quick`` applies its
+    """A shipped sweep file as a :class:`startlab.sweep.file.Sweep`; ``quick`` applies its
     ``[quick]`` table: ``set`` (more fixed changes), ``replicates``, and ``axis`` (axis name ->
     the values to keep)."""
-    from .. import sweepfile
+    from ..sweep import file as sweepfile
 
     text = sweep_text(file)
     doc = tomllib.loads(text)
@@ -196,7 +196,7 @@ class Data:
 
     def sql(self, label: str, query: str) -> pd.DataFrame:
         """``query`` on run set ``label``'s database (tables as docs/SWEEPS.md)."""
-        from .. import sweeprun
+        from ..sweep import run as sweeprun
 
         con = sweeprun._connect(self._db(label), read_only=True)
         try:
@@ -294,7 +294,7 @@ def run(
 ) -> Outcome:  # fmt: skip
     """Run experiment ``name`` (its sweeps, then its analysis) and write its figures (PNG and
     SVG) and ``result.json`` to ``out/NAME/``; runs stored in ``out/runs/`` are not run again."""
-    from .. import sweeprun
+    from ..sweep import run as sweeprun
 
     exp = get(name)
     began = time.perf_counter()
@@ -382,7 +382,7 @@ def run_all(
     worker processes. ``echo`` is told each experiment's name and time as it finishes."""
     import os
 
-    from .. import sweeprun
+    from ..sweep import run as sweeprun
 
     chosen = [get(n) for n in names] if names else experiments()
     workers = jobs or os.cpu_count() or 1

@@ -272,6 +272,38 @@ pub fn cube_root(x: f64) -> f64 {
     y * scale
 }
 
+use crate::decl::{AlgorithmInfo, ParamInfo, ParamKind, Range};
+
+/// The registry's entry for `congestion_avoidance = "cubic"` (its parameters are keys of the flow's
+/// `tcp` table).
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "cubic",
+    role: "avoidance",
+    summary: "CUBIC: cwnd follows W_cubic(t) = C*(t-K)^3 + W_max, K = cbrt(W_max*(1-beta)/C), at least Reno's W_est; ssthresh = beta*cwnd on loss",
+    source: "RFC 9438 §4",
+    params: &[
+        ParamInfo { name: "cubic_c", kind: ParamKind::Number, default: "0.4", help: "tcp.cubic_c: C, segments/s³ (RFC 9438 §5.1); positive", range: Range::Above(0.0), },
+        ParamInfo {
+            name: "cubic_beta",
+            kind: ParamKind::Number,
+            default: "0.7",
+            help: "tcp.cubic_beta: β_cubic, the window kept after a loss (RFC 9438 §4.6); between 0 and 1; α_cubic = 3(1-β)/(1+β)", range: Range::Between(0.0, 1.0),
+        },
+        ParamInfo {
+            name: "cubic_fast_convergence",
+            kind: ParamKind::Bool,
+            default: "true",
+            help: "tcp.cubic_fast_convergence: W_max = cwnd*(1+β)/2 after a loss below the previous W_max (RFC 9438 §4.7)", range: Range::Any,
+        },
+        ParamInfo {
+            name: "cubic_ssthresh_from",
+            kind: ParamKind::Choice(&["cwnd", "flight-size"]),
+            default: "cwnd",
+            help: "tcp.cubic_ssthresh_from: ssthresh = β*cwnd (Linux) or β*FlightSize (RFC 9438 §4.6)", range: Range::Any,
+        },
+    ],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,11 @@ mod reno;
 pub use cubic::{cube_root, Cubic, CubicConfig, SsthreshFrom};
 pub use reno::Reno;
 
+use crate::decl::AlgorithmInfo;
 use crate::{AckEvent, CcView, CongestionEvent};
+
+/// Every avoidance algorithm's registry entry, declared next to its state machine.
+pub static INFOS: &[&AlgorithmInfo] = &[&reno::INFO, &cubic::INFO];
 
 /// The built-in avoidance algorithms.
 #[derive(Clone, Debug)]

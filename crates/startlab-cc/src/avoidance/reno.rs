@@ -45,6 +45,23 @@ impl Reno {
     }
 }
 
+use crate::decl::{AlgorithmInfo, ParamInfo, ParamKind, Range};
+
+/// The registry's entry for `congestion_avoidance = "reno"` (its parameters are keys of the flow's
+/// `tcp` table).
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "reno",
+    role: "avoidance",
+    summary: "Reno AIMD: cwnd += SMSS*SMSS/cwnd per ACK, ssthresh = max(FlightSize/2, 2*SMSS) on loss",
+    source: "RFC 5681 §3.1",
+    params: &[ParamInfo {
+        name: "reno_ssthresh_from",
+        kind: ParamKind::Choice(&["flight-size", "cwnd"]),
+        default: "flight-size",
+        help: "tcp.reno_ssthresh_from: ssthresh = FlightSize/2 (RFC 5681 eq. 4) or cwnd/2 (ns-2's window halving, the papers' Reno)", range: Range::Any,
+    }],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

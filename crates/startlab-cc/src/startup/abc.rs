@@ -95,6 +95,26 @@ impl AfterCongestion {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, Range, no_check};
+
+/// `l` of `startup = { algorithm = "abc", ... }`.
+pub const L: Param<u64> = Param::integer("l", "2", "L: the most one ACK adds, in segments; at least 1 (RFC 3465: MAY use 2, MUST NOT use more)").range(Range::AtLeast(1.0));
+
+/// The declaration of `abc` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "abc",
+        role: "startup",
+        summary: "Appropriate Byte Counting: cwnd += min(N, L*SMSS) per ACK in slow start; L = 1 in a slow start after a congestion signal",
+        source: "RFC 3465 §2 (ALGORITHMS.md §5.1)",
+        params: &[L.info],
+    },
+    build: |p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L) })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -216,6 +216,31 @@ impl StartupAlgorithm for Astart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `estimator` of `startup = { algorithm = "astart", ... }`.
+pub const ESTIMATOR: Param<&'static str> = Param::choice("estimator", &["westwood", "ere"], "westwood", "westwood: Westwood+ BWE, one sample per RTT, 7/8 filter; ere: adaptive-interval eligible rate estimate (approximate)");
+
+/// The declaration of `astart` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "astart",
+        role: "startup",
+        summary: "Westwood+ Adaptive Start: raise a finite ssthresh to rate_estimate*RTT_min whenever it is larger; slow start until cwnd reaches it (reason estimate); with an infinite ssthresh, plain slow start",
+        source: "Wang, Pau, Yamada, Sanadidi, Gerla, INFOCOM 2004; Linux net/ipv4/tcp_westwood.c (ALGORITHMS.md §11.4, §20 item 15)",
+        params: &[ESTIMATOR.info],
+    },
+    build: |p, _| super::Startup::Astart(Astart::new(AstartConfig {
+            estimator: match p.get(&ESTIMATOR) {
+                "ere" => AstartEstimator::Ere,
+                _ => AstartEstimator::Westwood,
+            },
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -232,6 +232,40 @@ impl StartupAlgorithm for BbrStartup {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, Range, no_check};
+
+/// `pacing_gain` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const PACING_GAIN: Param<f64> = Param::number("pacing_gain", "2.885", "high_gain = 2/ln 2: pacing rate over the bandwidth estimate; positive").range(Range::Above(0.0));
+
+/// `cwnd_gain` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const CWND_GAIN: Param<f64> = Param::number("cwnd_gain", "2.0", "cwnd target over the BDP estimate; positive (2 as BBRv3's STARTUP; BBRv1 uses 2.885)").range(Range::Above(0.0));
+
+/// `full_bw_threshold` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const FULL_BW_THRESHOLD: Param<f64> = Param::number("full_bw_threshold", "1.25", "full_bw_thresh: growth per round that counts as still filling the pipe; above 1").range(Range::Above(1.0));
+
+/// `full_bw_rounds` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const FULL_BW_ROUNDS: Param<u64> = Param::integer("full_bw_rounds", "3", "full_bw_cnt: rounds in a row without that growth that fill the pipe; at least 1").range(Range::AtLeast(1.0));
+
+/// The declaration of `bbr-startup` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "bbr-startup",
+        role: "startup",
+        summary: "BBR STARTUP: pace at pacing_gain x max delivery rate (10-round max), grow cwnd by N up to cwnd_gain x BDP; after 3 rounds without 25% growth of the max rate, cwnd = ssthresh = BDP (reason bandwidth-plateau)",
+        source: "Linux net/ipv4/tcp_bbr.c (BBRv1); draft-ietf-ccwg-bbr (ALGORITHMS.md §12)",
+        params: &[PACING_GAIN.info, CWND_GAIN.info, FULL_BW_THRESHOLD.info, FULL_BW_ROUNDS.info],
+    },
+    build: |p, _| super::Startup::BbrStartup(BbrStartup::new(BbrStartupConfig {
+            pacing_gain: p.get(&PACING_GAIN),
+            cwnd_gain: p.get(&CWND_GAIN),
+            full_bw_threshold: p.get(&FULL_BW_THRESHOLD),
+            full_bw_rounds: p.get(&FULL_BW_ROUNDS).min(u32::MAX as u64) as u32,
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,6 +46,23 @@ impl StartupAlgorithm for Bc {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, no_check};
+
+/// The declaration of `bc` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "bc",
+        role: "startup",
+        summary: "Byte Counting (d = 1): cwnd += N per ACK, uncapped, in the first slow start, so delayed ACKs do not slow it; packet counting after a congestion signal",
+        source: "Barakat & Altman, Performance of Short TCP Transfers, §4.2 (ALGORITHMS.md §5.2)",
+        params: &[],
+    },
+    build: |_, _| super::Startup::Bc(Bc::new()),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,6 +91,34 @@ impl StartupAlgorithm for Dbc {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+
+/// `d_max` of `startup = { algorithm = "dbc", ... }`.
+pub const D_MAX: Param<f64> = Param::number("d_max", "2", "d at W = W_th (the slow-start threshold); at least 1; 2 is standard TCP over delayed ACKs").range(Range::AtLeast(1.0));
+
+/// ALGORITHMS.md §5.3 RESOLVED (d): DBC's W_th is ssthresh and must be finite.
+fn check(_: &Params<'_>, cx: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
+    if cx.infinite_ssthresh {
+        return Err(ParamError::new("algorithm", "\"dbc\" needs a finite tcp.initial_ssthresh (its W_th, e.g. the BDP)"));
+    }
+    Ok(())
+}
+
+/// The declaration of `dbc` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "dbc",
+        role: "startup",
+        summary: "Decreasing Byte Counting: cwnd += min(N, 2*SMSS)/d(W) per ACK, d(W) = 1 + (d_max - 1)(W - 1)/(W_th - 1) with W_th = ssthresh (needs a finite tcp.initial_ssthresh)",
+        source: "Barakat & Altman, Performance of Short TCP Transfers, §4.3 (ALGORITHMS.md §5.3)",
+        params: &[D_MAX.info],
+    },
+    build: |p, _| super::Startup::Dbc(Dbc::new(DbcConfig { d_max: p.get(&D_MAX) })),
+    check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

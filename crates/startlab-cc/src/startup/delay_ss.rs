@@ -82,6 +82,28 @@ impl StartupAlgorithm for DelaySlowStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `tau0` of `startup = { algorithm = "delay-ss", ... }`.
+pub const TAU0: Param<Dur> = Param::duration("tau0", "10ms", "tau0: the queueing delay that switches to Limited Slow Start (not given by the sources; 10 ms is the lab's default)");
+
+/// The declaration of `delay-ss` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "delay-ss",
+        role: "startup",
+        summary: "delay-based slow start: when RTT - RTT_min exceeds tau0, switch to Limited Slow Start (RFC 3742) with max_ssthresh = cwnd; startup still ends at ssthresh or loss",
+        source: "Leith et al., Delay-based AIMD congestion control, PFLDnet 2007, as summarised by [HyStart] (ALGORITHMS.md §11.5, §20 item 16)",
+        params: &[TAU0.info],
+    },
+    build: |p, _| super::Startup::DelaySlowStart(DelaySlowStart::new(DelaySlowStartConfig {
+            tau0: p.get(&TAU0),
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,6 +132,23 @@ impl StartupAlgorithm for Hoe {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, no_check};
+
+/// The declaration of `hoe` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "hoe",
+        role: "startup",
+        summary: "Hoe's packet-pair ssthresh (ns-2 NewReno startup): ssthresh = (bytes acked / gap of the first back-to-back ACK pair) x min RTT, only ever lowered; then slow start to it",
+        source: "Hoe, SIGCOMM 1996; ns-2 tcp-newreno.cc; Paced Start paper Fig. 9 (ALGORITHMS.md §11.2)",
+        params: &[],
+    },
+    build: |_, _| super::Startup::Hoe(Hoe::new()),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

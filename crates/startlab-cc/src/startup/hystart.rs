@@ -214,6 +214,36 @@ impl StartupAlgorithm for HyStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `low_ssthresh` of `startup = { algorithm = "hystart", ... }`.
+pub const LOW_SSTHRESH: Param<u64> = Param::window("low_ssthresh", "16pkt", "low_ssthresh: a detection sets ssthresh only while cwnd > low_ssthresh");
+
+/// `n_sampling` of `startup = { algorithm = "hystart", ... }`.
+pub const N_SAMPLING: Param<u64> = Param::integer("n_sampling", "8", "nSampling: RTT samples per round whose minimum is compared with the previous round's");
+
+/// `gate_low_window` of `startup = { algorithm = "hystart", ... }`.
+pub const GATE_LOW_WINDOW: Param<bool> = Param::flag("gate_low_window", "true", "skip detection entirely while cwnd <= low_ssthresh (ALGORITHMS.md §20 item 9); false = literal: an early detection latches and the flow runs plain slow start");
+
+/// The declaration of `hystart` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "hystart",
+        role: "startup",
+        summary: "Hybrid Slow Start, the paper's Algorithm 1: ssthresh = cwnd once the round's ACK train spans dMin/2 or its first RTT samples rise by max(2 ms, lastRTT/16) over the previous round's",
+        source: "Ha & Rhee, Hybrid Slow Start for High-Bandwidth and Long-Distance Networks, PFLDnet 2008, Algorithm 1 (ALGORITHMS.md §8.2)",
+        params: &[LOW_SSTHRESH.info, N_SAMPLING.info, GATE_LOW_WINDOW.info],
+    },
+    build: |p, _| super::Startup::HyStart(HyStart::new(HyStartConfig {
+            low_ssthresh: p.get(&LOW_SSTHRESH) as f64,
+            n_sampling: p.get(&N_SAMPLING).min(u32::MAX as u64) as u32,
+            gate_low_window: p.get(&GATE_LOW_WINDOW),
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -299,6 +299,52 @@ impl HyStartLinux {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `detect` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const DETECT: Param<&'static str> = Param::choice("detect", &["both", "ack-train", "delay"], "both", "hystart_detect: which detectors run");
+
+/// `low_window` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const LOW_WINDOW: Param<u64> = Param::window("low_window", "16pkt", "hystart_low_window: detection runs only while cwnd >= low_window");
+
+/// `ack_delta` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const ACK_DELTA: Param<Dur> = Param::duration("ack_delta", "2ms", "hystart_ack_delta_us: largest gap between two ACKs of a train (<=)");
+
+/// `min_samples` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const MIN_SAMPLES: Param<u64> = Param::integer("min_samples", "8", "HYSTART_MIN_SAMPLES: RTT samples per round before the delay test");
+
+/// `ack_delay` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const ACK_DELAY: Param<Dur> = Param::duration("ack_delay", "0ms", "hystart_ack_delay(): cushion added to delay_min in the train threshold; the kernel's is about 1ms below 262 MB/s");
+
+/// `paced` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const PACED: Param<bool> = Param::flag("paced", "false", "the flow is paced: the train must exceed delay_min instead of delay_min/2");
+
+/// `round_reset` of `startup = { algorithm = "hystart-linux", ... }`.
+pub const ROUND_RESET: Param<&'static str> = Param::choice("round_reset", &["ungated", "gated", "every-ack"], "ungated", "ungated: Linux >= 6.14 and stable kernels with commit 25c1a9ca53db (a round starts on every slow-start ACK past the round's end, at any cwnd); gated: Linux 5.16-6.13 (only while cwnd >= low_window); every-ack: Linux 2.6.29-5.15 (in cong_avoid, after the tests)");
+
+/// The declaration of `hystart-linux` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "hystart-linux",
+        role: "startup",
+        summary: "Hybrid Slow Start as in Linux tcp_cubic.c: ssthresh = cwnd once an ACK train exceeds delay_min/2 or the round's RTT exceeds delay_min + clamp(delay_min/8, 4 ms, 16 ms); µs clock, cwnd >= 16",
+        source: "Linux net/ipv4/tcp_cubic.c hystart_update (ALGORITHMS.md §8.3)",
+        params: &[DETECT.info, LOW_WINDOW.info, ACK_DELTA.info, MIN_SAMPLES.info, ACK_DELAY.info, PACED.info, ROUND_RESET.info],
+    },
+    build: |p, _| super::Startup::HyStartLinux(HyStartLinux::new(HyStartLinuxConfig {
+            detect: HyStartDetect::from_name(p.get(&DETECT)).expect("the registry lists the choices"),
+            low_window: p.get(&LOW_WINDOW) as f64,
+            ack_delta: p.get(&ACK_DELTA),
+            min_samples: p.get(&MIN_SAMPLES).min(u32::MAX as u64) as u32,
+            ack_delay: p.get(&ACK_DELAY),
+            paced: p.get(&PACED),
+            round_reset: RoundReset::from_name(p.get(&ROUND_RESET)).expect("the registry lists the choices"),
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,6 +187,32 @@ impl StartupAlgorithm for HyStartPlusPlus {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `paced` of `startup = { algorithm = "hystart++", ... }`.
+pub const PACED: Param<bool> = Param::flag("paced", "false", "the sender paces: L = infinity instead of 8 (cwnd += min(N, L*SMSS))");
+
+/// `low_window_gate` of `startup = { algorithm = "hystart++", ... }`.
+pub const LOW_WINDOW_GATE: Param<bool> = Param::flag("low_window_gate", "false", "do not enter CSS while cwnd < 16 segments (not in RFC 9406; some QUIC stacks)");
+
+/// The declaration of `hystart++` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "hystart++",
+        role: "startup",
+        summary: "HyStart++: when a round's min RTT rises by clamp(lastRoundMinRTT/8, 4 ms, 16 ms), Conservative Slow Start (growth/4) for 5 rounds, then ssthresh = cwnd; an RTT drop in CSS resumes slow start",
+        source: "RFC 9406 §4 (ALGORITHMS.md §8.5)",
+        params: &[PACED.info, LOW_WINDOW_GATE.info],
+    },
+    build: |p, _| super::Startup::HyStartPlusPlus(HyStartPlusPlus::new(HyStartPlusPlusConfig {
+            paced: p.get(&PACED),
+            low_window_gate: p.get(&LOW_WINDOW_GATE),
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

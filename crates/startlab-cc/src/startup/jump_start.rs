@@ -214,6 +214,34 @@ impl StartupAlgorithm for JumpStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+
+/// `u` of `startup = { algorithm = "jump-start", ... }`.
+pub const U: Param<u64> = Param::window("u", "64KiB", "cap on the first paced flight (Scharf: 64 KiB); positive").range(Range::Above(0.0));
+
+/// Its first flight is sized from the handshake RTT.
+fn check(_: &Params<'_>, cx: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
+    if !cx.handshake {
+        return Err(ParamError::new("algorithm", "\"jump-start\" sizes its first flight from the handshake RTT; it needs tcp.handshake = true"));
+    }
+    Ok(())
+}
+
+/// The declaration of `jump-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "jump-start",
+        role: "startup",
+        summary: "Jump-Start: after the handshake cwnd = max(D, IW), D = min(queued data, u), paced over the SYN RTT; then unpaced slow start (needs tcp.handshake = true)",
+        source: "Liu, Allman, Jin, Wang, PFLDnet 2007; Scharf (ALGORITHMS.md §10.2)",
+        params: &[U.info],
+    },
+    build: |p, _| super::Startup::JumpStart(JumpStart::new(JumpStartConfig { cap: p.get(&U) })),
+    check,
+    per_response: true,
+};
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -74,6 +74,26 @@ impl StartupAlgorithm for Lss {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, Range, no_check};
+
+/// `max_ssthresh` of `startup = { algorithm = "lss", ... }`.
+pub const MAX_SSTHRESH: Param<u64> = Param::window("max_ssthresh", "100pkt", "above this window growth is limited to about max_ssthresh/2 segments per RTT; positive (RFC 3742 recommends 100 segments)").range(Range::Above(0.0));
+
+/// The declaration of `lss` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "lss",
+        role: "startup",
+        summary: "Limited Slow-Start: standard slow start up to max_ssthresh, then int(SMSS/K) per ACK with K = int(cwnd/(max_ssthresh/2)), about max_ssthresh/2 segments per RTT",
+        source: "RFC 3742 (ALGORITHMS.md §4)",
+        params: &[MAX_SSTHRESH.info],
+    },
+    build: |p, _| super::Startup::Lss(Lss::new(LssConfig { max_ssthresh: p.get(&MAX_SSTHRESH) })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

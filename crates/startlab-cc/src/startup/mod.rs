@@ -1,7 +1,8 @@
 //! Startup plug-ins: how the window grows while `cwnd < ssthresh`, and whether startup ends early.
 //!
-//! Each algorithm lives in its own file, implements [`StartupAlgorithm`] and is listed once in the
-//! `startups!` table below, which generates the [`Startup`] enum and its dispatch. A plug-in owns
+//! Each algorithm lives in its own file: it implements [`StartupAlgorithm`] and declares itself
+//! (`DECL`: name, summary, source, typed parameters, how it is built); it is listed once in the
+//! `startups!` table below, which generates the [`Startup`] enum, its dispatch and [`DECLS`]. A plug-in owns
 //! only its private state, sees a read-only [`CcView`], and *returns* a [`StartupAction`]; it never
 //! writes cwnd or ssthresh. Time comes in with each event; plug-ins read no clock.
 
@@ -33,13 +34,14 @@ pub use astart::{Astart, AstartConfig, AstartEstimator};
 pub use delay_ss::{DelaySlowStart, DelaySlowStartConfig};
 pub use search::{Search, SearchConfig};
 pub use bbr_startup::{BbrStartup, BbrStartupConfig};
-pub use initial_start::InitialStart;
+pub use initial_start::{InitialStart, INITIAL_WINDOW as INITIAL_START_WINDOW};
 pub use jump_start::{JumpStart, JumpStartConfig};
 pub use more_start::{MoreStart, MoreStartConfig};
 pub use paced_start::{AckCounting, PacedStart, PacedStartConfig, PastRtt};
 pub use quick_start::{
     qs_code_for, qs_lower_nonce, qs_nonce_mask, qs_rate_bps, QsOutcome, QsReport, QsRequest, QsVariant, QuickStart,
-    QuickStartConfig, QuickStartEvent, INITIAL_IP_TTL, QS_MAX_CODE, QS_NONCE_BITS, QS_OPTION_BYTES, QS_RATE_UNIT_BPS,
+    QuickStartConfig, QuickStartEvent, INITIAL_IP_TTL, QS_MAX_CODE, QS_MIN_RATE_BPS, QS_NONCE_BITS, QS_OPTION_BYTES, QS_RATE_UNIT_BPS,
+    RATE as QUICK_START_RATE, VARIANT as QUICK_START_VARIANT,
 };
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig, RoundReset};
@@ -52,6 +54,7 @@ pub use dbc::{Dbc, DbcConfig};
 pub use smooth_start::{Counting, SmoothStart, SmoothStartConfig, Strategy};
 pub use hoe::{Hoe, PacketPairEstimator};
 
+use crate::decl::{AlgorithmInfo, Check, FlowContext, Params};
 use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
 
 /// What a startup plug-in decided on one ACK.
@@ -187,8 +190,30 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     }
 }
 
+/// How an algorithm is declared, in its own file next to its state machine: what the registry
+/// lists, how it is built from its parameters, and the checks its parameter ranges cannot say.
+/// The scenario check, `startlab algorithms`, the docs table and the simulator's construction are
+/// derived from [`DECLS`].
+#[derive(Clone, Copy, Debug)]
+pub struct StartupDecl {
+    /// Name, summary, source and parameters.
+    pub info: AlgorithmInfo,
+    /// The plug-in for these (checked) parameters on this flow.
+    pub build: fn(&Params<'_>, &FlowContext) -> Startup,
+    /// Checks between parameters, or against the flow's TCP settings.
+    pub check: Check,
+    /// A fast startup that may run again per response after idle (`tcp.startup_after_idle`,
+    /// `tcp.startup_min_response`).
+    pub per_response: bool,
+}
+
+/// The declared startup algorithm named `name`.
+pub fn decl(name: &str) -> Option<&'static StartupDecl> {
+    DECLS.iter().copied().find(|d| d.info.name == name)
+}
+
 macro_rules! startups {
-    ($($(#[$doc:meta])* $variant:ident($ty:ty) = $name:literal,)*) => {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty) = $module:ident,)*) => {
         /// The built-in startup algorithms.
         #[derive(Debug)]
         #[allow(clippy::large_enum_variant, reason = "one per flow, built once; boxing buys nothing")]
@@ -196,14 +221,17 @@ macro_rules! startups {
             $($(#[$doc])* $variant($ty),)*
         }
 
+        /// Every built-in algorithm's declaration, in registry order.
+        pub static DECLS: &[&StartupDecl] = &[$(&$module::DECL),*];
+
         impl Startup {
             /// Every algorithm's scenario name, in registry order.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
+            pub const NAMES: &'static [&'static str] = &[$($module::DECL.info.name),*];
 
             /// The name used in scenarios and results.
             pub fn name(&self) -> &'static str {
                 match self {
-                    $(Startup::$variant(_) => $name,)*
+                    $(Startup::$variant(_) => $module::DECL.info.name,)*
                 }
             }
 
@@ -226,47 +254,47 @@ macro_rules! startups {
 
 startups! {
     /// Standard slow start (RFC 5681).
-    SlowStart(SlowStart) = "slow-start",
+    SlowStart(SlowStart) = slow_start,
     /// Limited Slow-Start (RFC 3742).
-    Lss(Lss) = "lss",
+    Lss(Lss) = lss,
     /// Appropriate Byte Counting with limit L (RFC 3465).
-    Abc(Abc) = "abc",
+    Abc(Abc) = abc,
     /// Uncapped byte counting in the first slow start (Barakat & Altman's BC).
-    Bc(Bc) = "bc",
+    Bc(Bc) = bc,
     /// Decreasing Byte Counting (Barakat & Altman §4.3).
-    Dbc(Dbc) = "dbc",
+    Dbc(Dbc) = dbc,
     /// Smooth-start (Wang, Xin, Reeves & Shin).
-    SmoothStart(SmoothStart) = "smooth-start",
+    SmoothStart(SmoothStart) = smooth_start,
     /// Slow start to Hoe's packet-pair ssthresh (ns-2 NewReno startup).
-    Hoe(Hoe) = "hoe",
+    Hoe(Hoe) = hoe,
     /// Hybrid Slow Start, the paper's Algorithm 1 (Ha & Rhee 2008).
-    HyStart(HyStart) = "hystart",
+    HyStart(HyStart) = hystart,
     /// Hybrid Slow Start as in Linux `tcp_cubic.c` today.
-    HyStartLinux(HyStartLinux) = "hystart-linux",
+    HyStartLinux(HyStartLinux) = hystart_linux,
     /// HyStart++ with Conservative Slow Start (RFC 9406).
-    HyStartPlusPlus(HyStartPlusPlus) = "hystart++",
+    HyStartPlusPlus(HyStartPlusPlus) = hystartpp,
     /// Vegas modified slow start (Brakmo & Peterson 1995).
-    Vegas(Vegas) = "vegas",
+    Vegas(Vegas) = vegas,
     /// Packet-pair slow start: a Hoe-style BDP estimate from ACK spacing.
-    PacketPair(PacketPair) = "packet-pair",
+    PacketPair(PacketPair) = packet_pair,
     /// Westwood+ Adaptive Start (Wang et al. 2004).
-    Astart(Astart) = "astart",
+    Astart(Astart) = astart,
     /// Delay-based slow start: Limited Slow Start once queueing delay exceeds tau0 (Leith et al. 2007).
-    DelaySlowStart(DelaySlowStart) = "delay-ss",
+    DelaySlowStart(DelaySlowStart) = delay_ss,
     /// SEARCH: exit when delivered bytes fall behind those sent one RTT earlier (draft-chung-ccwg-search).
-    Search(Search) = "search",
+    Search(Search) = search,
     /// BBR STARTUP: pace at 2.885 x the max delivery rate until it stops growing 25 % a round (ALGORITHMS.md §12).
-    BbrStartup(BbrStartup) = "bbr-startup",
+    BbrStartup(BbrStartup) = bbr_startup,
     /// Initial-Start: slow start from a large initial window (Scharf; ALGORITHMS.md §10.4).
-    InitialStart(InitialStart) = "initial-start",
+    InitialStart(InitialStart) = initial_start,
     /// Jump-Start: the first min(queued, u) bytes paced over the handshake RTT (ALGORITHMS.md §10.2).
-    JumpStart(JumpStart) = "jump-start",
+    JumpStart(JumpStart) = jump_start,
     /// More-Start: the first RTT paced at an application-given rate (Scharf; ALGORITHMS.md §10.3).
-    MoreStart(MoreStart) = "more-start",
+    MoreStart(MoreStart) = more_start,
     /// Paced Start: doubling paced trains and a binary search on the rate (Hu & Steenkiste; ALGORITHMS.md §7).
-    PacedStart(PacedStart) = "paced-start",
+    PacedStart(PacedStart) = paced_start,
     /// Quick-Start: the first window paced at a rate the routers approved (RFC 4782; ALGORITHMS.md §10.1).
-    QuickStart(QuickStart) = "quick-start",
+    QuickStart(QuickStart) = quick_start,
 }
 
 impl Startup {

@@ -82,6 +82,37 @@ impl StartupAlgorithm for MoreStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+
+/// `rate` of `startup = { algorithm = "more-start", ... }`.
+pub const RATE: Param<f64> = Param::number("rate", "10000000", "q: initial rate in bit/s at the IP layer (Scharf's Fig. 10: the path's 10 Mb/s); positive").range(Range::Above(0.0));
+
+/// Its first flight is sized from the handshake RTT.
+fn check(_: &Params<'_>, cx: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
+    if !cx.handshake {
+        return Err(ParamError::new("algorithm", "\"more-start\" sizes its first flight from the handshake RTT; it needs tcp.handshake = true"));
+    }
+    Ok(())
+}
+
+/// The declaration of `more-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "more-start",
+        role: "startup",
+        summary: "More-Start: after the handshake pace the first RTT at an application-given rate q (window (L/MTU)·q·RTT_syn), then unpaced slow start (needs tcp.handshake = true)",
+        source: "Scharf, fast startup schemes (ALGORITHMS.md §10.3)",
+        params: &[RATE.info],
+    },
+    build: |p, cx| super::Startup::MoreStart(MoreStart::new(MoreStartConfig {
+            rate_bps: p.get(&RATE),
+            header: cx.header,
+        })),
+    check,
+    per_response: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -358,6 +358,36 @@ impl StartupAlgorithm for PacedStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, Range, no_check};
+
+/// `epsilon` of `startup = { algorithm = "paced-start", ... }`.
+pub const EPSILON: Param<f64> = Param::number("epsilon", "0.05", "gap tolerance: queueing means g_d > g_s·(1 + epsilon); 0 to 1 (0 = the idealised tree)").range(Range::Between(0.0, 1.0));
+
+/// `rtt` of `startup = { algorithm = "paced-start", ... }`.
+pub const RTT: Param<&'static str> = Param::choice("rtt", &["min", "srtt"], "\"min\"", "RTT for cwnd = RTT/g: \"min\" = smallest sample of each train's first ACK, \"srtt\" = smoothed RTT");
+
+/// The declaration of `paced-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "paced-start",
+        role: "startup",
+        summary: "Paced Start (PaSt): a packet pair, then paced trains doubling each round with a binary search on the gap (Figure 5); exit at cwnd = RTT/g after a paced FILL train, or on loss",
+        source: "Hu & Steenkiste, Improving TCP Startup Performance using Active Measurements, ICNP 2003, §3 (ALGORITHMS.md §7)",
+        params: &[EPSILON.info, RTT.info],
+    },
+    build: |p, cx| super::Startup::PacedStart(PacedStart::new(PacedStartConfig {
+            epsilon: p.get(&EPSILON),
+            acks: cx.acks,
+            rtt: match p.get(&RTT) {
+                "srtt" => PastRtt::Srtt,
+                _ => PastRtt::Min,
+            },
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -143,6 +143,28 @@ impl StartupAlgorithm for PacketPair {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `n_pp` of `startup = { algorithm = "packet-pair", ... }`.
+pub const N_PP: Param<u64> = Param::integer("n_pp", "3", "n_pp: capacity samples before the estimate (0 is taken as 1)");
+
+/// The declaration of `packet-pair` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "packet-pair",
+        role: "startup",
+        summary: "packet-pair slow start: C_i = bytes/ACK gap over ACK pairs whose segments left back-to-back; after n_pp samples ssthresh = median(C_i)*RTT_min, and startup ends when cwnd reaches it",
+        source: "Hoe, SIGCOMM 1996; ns-2 tcp-newreno.cc; [HyStart] Fig. 2e (ALGORITHMS.md §11.2-11.3)",
+        params: &[N_PP.info],
+    },
+    build: |p, _| super::Startup::PacketPair(PacketPair::new(PacketPairConfig {
+            n_pp: p.get(&N_PP).min(u32::MAX as u64) as u32,
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -379,6 +379,40 @@ impl QuickStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, Range, no_check};
+
+/// The smallest Quick-Start rate (code N = 1: 40 kbit/s x 2), bit/s.
+pub const QS_MIN_RATE_BPS: f64 = 80_000.0;
+
+/// `rate` of `startup = { algorithm = "quick-start", ... }`.
+pub const RATE: Param<f64> = Param::rate("rate", "1.31072Gbps", "the wanted rate at the IP layer, rounded down to a code point 40 kbit/s x 2^N (N = 1..15, 80kbps to 1.31072Gbps); the default asks for the largest and lets the routers lower it").range(Range::AtLeast(QS_MIN_RATE_BPS));
+
+/// `variant` of `startup = { algorithm = "quick-start", ... }`.
+pub const VARIANT: Param<&'static str> = Param::choice("variant", &["qs1", "qs2"], "qs1", "after the Quick-Start window: qs1 continues in slow start (Scharf's QS 1), qs2 sets ssthresh = QS_cwnd and enters congestion avoidance (QS 2)");
+
+/// The declaration of `quick-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "quick-start",
+        role: "startup",
+        summary: "Quick-Start: the SYN asks the routers for a rate (40 kbit/s x 2^N); if every router approves (possibly lower) the first window R*T/(MSS+H) is paced at R, then slow start (qs1) or avoidance at that window (qs2); denied or invalid: slow start from IW",
+        source: "RFC 4782 (Floyd, Allman, Jain, Sarolahti); Scharf, fast startup schemes (ALGORITHMS.md §10.1)",
+        params: &[RATE.info, VARIANT.info],
+    },
+    build: |p, cx| super::Startup::QuickStart(QuickStart::new(QuickStartConfig {
+            rate_bps: p.get(&RATE),
+            variant: match p.get(&VARIANT) {
+                "qs2" => QsVariant::Qs2,
+                _ => QsVariant::Qs1,
+            },
+            header: cx.header,
+            initial_window: cx.initial_window * cx.mss,
+        })),
+    check: no_check,
+    per_response: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -232,6 +232,26 @@ impl StartupAlgorithm for Search {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `drain` of `startup = { algorithm = "search", ... }`.
+pub const DRAIN: Param<bool> = Param::flag("drain", "true", "at the exit set cwnd to the bytes delivered over the last initial RTT (the draft's drain target, reached at once); false keeps cwnd");
+
+/// The declaration of `search` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "search",
+        role: "startup",
+        summary: "SEARCH: 10 bins of 0.35 initial RTT; exit when bytes delivered over the window fall 26% below those sent over the window one RTT earlier",
+        source: "draft-chung-ccwg-search-09 (Chung, Kachooei, Li, Claypool, March 2026)",
+        params: &[DRAIN.info],
+    },
+    build: |p, _| super::Startup::Search(Search::new(SearchConfig { drain: p.get(&DRAIN) })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

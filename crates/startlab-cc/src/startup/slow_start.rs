@@ -20,3 +20,19 @@ impl StartupAlgorithm for SlowStart {
         StartupAction::grow(ack.newly_acked.min(view.mss) as f64)
     }
 }
+
+use crate::decl::{AlgorithmInfo, no_check};
+
+/// The declaration of `slow-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "slow-start",
+        role: "startup",
+        summary: "standard slow start: cwnd += min(N, SMSS) per ACK until ssthresh or loss",
+        source: "RFC 5681 §3.1",
+        params: &[],
+    },
+    build: |_, _| super::Startup::SlowStart(SlowStart),
+    check: no_check,
+    per_response: false,
+};

@@ -177,6 +177,65 @@ impl StartupAlgorithm for SmoothStart {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+
+/// `preset` of `startup = { algorithm = "smooth-start", ... }`.
+pub const PRESET: Param<&'static str> = Param::choice("preset", &["none", "coarse-2", "fine-2", "coarse-4", "fine-4"], "\"none\"", "the paper's strategies (Table 1): coarse-2 (k=2, d=1), fine-2 (k=3, d=1), coarse-4 (k=2, d=2), fine-4 (k=3, d=2); \"none\" uses k and d");
+
+/// `k` of `startup = { algorithm = "smooth-start", ... }`.
+pub const K: Param<u64> = Param::integer("k", "3", "grain number: RTTs per smoothed doubling, at least 1 (1 = slow start); not with a preset").range(Range::AtLeast(1.0));
+
+/// `d` of `startup = { algorithm = "smooth-start", ... }`.
+pub const D: Param<u64> = Param::integer("d", "2", "depth number: smoothed doublings, separator ssthresh/2^d, 0 to 30 (0 = slow start); not with a preset").range(Range::Between(0.0, 30.0));
+
+/// `counting` of `startup = { algorithm = "smooth-start", ... }`.
+pub const COUNTING: Param<&'static str> = Param::choice("counting", &["packet", "byte"], "\"packet\"", "\"packet\": one increment opportunity per ACK (the paper, per-packet ACKs); \"byte\": the segments an ACK covers, at most 2 (for delayed ACKs)");
+
+/// `ssthresh_estimator` of `startup = { algorithm = "smooth-start", ... }`.
+pub const SSTHRESH_ESTIMATOR: Param<&'static str> = Param::choice("ssthresh_estimator", &["none", "packet-pair"], "\"none\"", "\"packet-pair\": lower ssthresh to Hoe's estimate from the first back-to-back pair of ACKs (the paper's Figures 12-13)");
+
+/// A preset excludes k and d; the separator ssthresh/2^d needs a finite ssthresh or the estimator
+/// (ALGORITHMS.md §6.5, §20 item 4).
+fn check(p: &Params<'_>, cx: &FlowContext, given: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
+    if p.get(&PRESET) != "none" {
+        if let Some(key) = [&K, &D].into_iter().map(|q| q.info.name).find(|k| given(k)) {
+            return Err(ParamError::new(key, format!("is set by preset = {:?}; give either a preset or k and d", p.get(&PRESET))));
+        }
+    }
+    if cx.infinite_ssthresh && p.get(&SSTHRESH_ESTIMATOR) == "none" {
+        return Err(ParamError::new(
+            "algorithm",
+            "\"smooth-start\" needs a finite tcp.initial_ssthresh or ssthresh_estimator = \"packet-pair\" (its separator is ssthresh/2^d)",
+        ));
+    }
+    Ok(())
+}
+
+/// The declaration of `smooth-start` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "smooth-start",
+        role: "startup",
+        summary: "Smooth-start: slow start up to ssthresh/2^d, then each of the last d doublings over k RTTs (one increment per k+j ACKs in the j-th); needs a finite ssthresh or the packet-pair estimator",
+        source: "Wang, Xin, Reeves & Shin, A Simple Refinement of Slow-start of TCP Congestion Control, §4 (ALGORITHMS.md §6)",
+        params: &[PRESET.info, K.info, D.info, COUNTING.info, SSTHRESH_ESTIMATOR.info],
+    },
+    build: |p, _| super::Startup::SmoothStart(SmoothStart::new(SmoothStartConfig {
+            strategy: Strategy::named(p.get(&PRESET)).unwrap_or(Strategy {
+                k: p.get(&K).min(u32::MAX as u64) as u32,
+                d: p.get(&D).min(u32::MAX as u64) as u32,
+            }),
+            counting: match p.get(&COUNTING) {
+                "byte" => Counting::Byte,
+                _ => Counting::Packet,
+            },
+            packet_pair: p.get(&SSTHRESH_ESTIMATOR) == "packet-pair",
+        })),
+    check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

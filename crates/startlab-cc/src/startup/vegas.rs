@@ -116,6 +116,39 @@ impl StartupAlgorithm for Vegas {
     }
 }
 
+
+use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// `gamma` of `startup = { algorithm = "vegas", ... }`.
+pub const GAMMA: Param<f64> = Param::number("gamma", "1", "gamma, segments: leave slow start when diff > gamma (Linux gamma = 1, ns-2 v_gamma_ 1)");
+
+/// `every_other_rtt` of `startup = { algorithm = "vegas", ... }`.
+pub const EVERY_OTHER_RTT: Param<bool> = Param::flag("every_other_rtt", "true", "grow only on every other round, holding cwnd in between (the paper); false grows on every ACK (Linux)");
+
+/// `diff` of `startup = { algorithm = "vegas", ... }`.
+pub const DIFF: Param<&'static str> = Param::choice("diff", &["paper", "linux"], "paper", "diff divisor: the paper's (Expected-Actual)*baseRTT = cwnd*(rtt-baseRTT)/rtt, or Linux's cwnd*(rtt-baseRTT)/baseRTT");
+
+/// The declaration of `vegas` (its entry in `startup::DECLS`).
+pub const DECL: super::StartupDecl = super::StartupDecl {
+    info: AlgorithmInfo {
+        name: "vegas",
+        role: "startup",
+        summary: "Vegas modified slow start: grow every other round; once per round, when diff = cwnd*(rtt-baseRTT)/rtt exceeds gamma, cwnd = min(cwnd, floor(cwnd*baseRTT/rtt)+1) and ssthresh = cwnd",
+        source: "Brakmo & Peterson, TCP Vegas, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (ALGORITHMS.md §11.1)",
+        params: &[GAMMA.info, EVERY_OTHER_RTT.info, DIFF.info],
+    },
+    build: |p, _| super::Startup::Vegas(Vegas::new(VegasConfig {
+            gamma: p.get(&GAMMA),
+            every_other_rtt: p.get(&EVERY_OTHER_RTT),
+            diff: match p.get(&DIFF) {
+                "linux" => VegasDiff::Linux,
+                _ => VegasDiff::Paper,
+            },
+        })),
+    check: no_check,
+    per_response: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
