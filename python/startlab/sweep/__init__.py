@@ -28,6 +28,7 @@ before they became this package (``startlab.sweepfile``, ``sweeprun``, ``sweepdb
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import warnings
@@ -138,19 +139,15 @@ class _CallableModule(ModuleType):
     (it was a function before the sweep modules became this package), and the package's modules
     and names are attributes as in any package."""
 
-    def __call__(
-        self,
-        spec: str | os.PathLike[str],
-        db: str | os.PathLike[str] | None = None,
-        *,
-        jobs: int | None = None,
-        dask: Any = None,
-        traces: bool | None = None,
-        retry_failed: bool = False,
-        progress: bool | None = None,
-    ) -> SweepResults:
+    def __call__(self, *args: Any, **kwargs: Any) -> SweepResults:
         """Run a parameter sweep and return its results: :func:`startlab.sweep.sweep`."""
-        return sweep(spec, db, jobs=jobs, dask=dask, traces=traces, retry_failed=retry_failed, progress=progress)
+        return sweep(*args, **kwargs)
+
+    # inspect.signature(startlab.sweep) is sweep's (after the bound module).
+    __call__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *inspect.signature(sweep).parameters.values()],
+        return_annotation=inspect.signature(sweep).return_annotation,
+    )
 
 
 sys.modules[__name__].__class__ = _CallableModule
