@@ -288,6 +288,17 @@ pub struct FlowContext {
     pub infinite_ssthresh: bool,
 }
 
+impl FlowContext {
+    /// Refuses `algorithm` unless the flow opens with a handshake: Jump-Start and More-Start size
+    /// their first flight from the handshake RTT.
+    pub fn require_handshake(&self, algorithm: &str) -> Result<(), ParamError> {
+        if self.handshake {
+            return Ok(());
+        }
+        Err(ParamError::new("algorithm", format!("{algorithm:?} sizes its first flight from the handshake RTT; it needs tcp.handshake = true")))
+    }
+}
+
 /// A refusal of a startup table: the key (a parameter, or `algorithm`) and what is wrong.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamError {

@@ -215,18 +215,10 @@ impl StartupAlgorithm for JumpStart {
 }
 
 
-use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+use crate::decl::{AlgorithmInfo, Param, Range};
 
 /// `u` of `startup = { algorithm = "jump-start", ... }`.
 pub const U: Param<u64> = Param::window("u", "64KiB", "cap on the first paced flight (Scharf: 64 KiB); positive").range(Range::Above(0.0));
-
-/// Its first flight is sized from the handshake RTT.
-fn check(_: &Params<'_>, cx: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
-    if !cx.handshake {
-        return Err(ParamError::new("algorithm", "\"jump-start\" sizes its first flight from the handshake RTT; it needs tcp.handshake = true"));
-    }
-    Ok(())
-}
 
 /// The declaration of `jump-start` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
@@ -238,7 +230,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         params: &[U.info],
     },
     build: |p, _| super::Startup::JumpStart(JumpStart::new(JumpStartConfig { cap: p.get(&U) })),
-    check,
+    check: |_, cx, _| cx.require_handshake("jump-start"),
     per_response: true,
 };
 

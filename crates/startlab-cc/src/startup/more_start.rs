@@ -83,18 +83,10 @@ impl StartupAlgorithm for MoreStart {
 }
 
 
-use crate::decl::{AlgorithmInfo, FlowContext, Param, ParamError, Params, Range};
+use crate::decl::{AlgorithmInfo, Param, Range};
 
 /// `rate` of `startup = { algorithm = "more-start", ... }`.
 pub const RATE: Param<f64> = Param::number("rate", "10000000", "q: initial rate in bit/s at the IP layer (Scharf's Fig. 10: the path's 10 Mb/s); positive").range(Range::Above(0.0));
-
-/// Its first flight is sized from the handshake RTT.
-fn check(_: &Params<'_>, cx: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
-    if !cx.handshake {
-        return Err(ParamError::new("algorithm", "\"more-start\" sizes its first flight from the handshake RTT; it needs tcp.handshake = true"));
-    }
-    Ok(())
-}
 
 /// The declaration of `more-start` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
@@ -109,7 +101,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
             rate_bps: p.get(&RATE),
             header: cx.header,
         })),
-    check,
+    check: |_, cx, _| cx.require_handshake("more-start"),
     per_response: true,
 };
 
