@@ -20,13 +20,15 @@ import math
 import os
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Union
 
 from . import _core, _transfers
-from ._core import ScenarioError, SimulationError
+from ._core import PluginError, ScenarioError, SimulationError
+from .plugin import Action, Param, startup
 
 # result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
 # that ``import startlab`` (and the command line) stays fast. compare builds on run() and
@@ -35,7 +37,10 @@ from .result import Result, Traces
 from .compare import Comparison, compare
 
 __all__ = [
+    "Action",
     "Comparison",
+    "Param",
+    "PluginError",
     "ResourceLimitError",
     "Result",
     "ScenarioError",
@@ -47,6 +52,7 @@ __all__ = [
     "normalize",
     "open_sweep",
     "run",
+    "startup",
     "sweep",
     "validate",
 ]
@@ -91,6 +97,21 @@ def _source(scenario: Scenario) -> tuple[str, str, str | None]:
     return scenario, "toml", None
 
 
+def _plugins(text: str, fmt: str, directory: str | None) -> None:
+    """Import the modules the scenario's ``plugins`` lists (their plug-ins register themselves)
+    before the native side reads it."""
+    if "plugins" not in text:
+        return
+    try:
+        document = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError):
+        return  # the native side reports the syntax error with its position
+    if isinstance(document, dict) and "plugins" in document:
+        from .plugin import import_modules
+
+        import_modules(document["plugins"], directory)
+
+
 def _read(path: Path) -> tuple[str, str, str | None]:
     """Read a scenario file; its format follows the suffix (``.json``, otherwise TOML)."""
     try:
@@ -111,12 +132,16 @@ def algorithms() -> list[dict[str, Any]]:
 
 def validate(scenario: Scenario) -> None:
     """Check a scenario without running it; raise :class:`ScenarioError` if it is refused."""
-    _core.validate(*_source(scenario))
+    source = _source(scenario)
+    _plugins(*source)
+    _core.validate(*source)
 
 
 def normalize(scenario: Scenario) -> dict[str, Any]:
     """The fully resolved scenario, with every default filled in, as a dict."""
-    result: dict[str, Any] = json.loads(_core.normalize(*_source(scenario)))
+    source = _source(scenario)
+    _plugins(*source)
+    result: dict[str, Any] = json.loads(_core.normalize(*source))
     return result
 
 
@@ -142,6 +167,7 @@ def run(
     max_wall: float | None = None,
     base: str | os.PathLike[str] | None = None,
     transfers: str | os.PathLike[str] | None = None,
+    startup: str | type | Mapping[str, Any] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
 
@@ -166,12 +192,19 @@ def run(
             the rows leave the engine as transfers end, so memory grows with the live connections,
             not with the transfers completed. ``Result.transfers`` is then None and
             ``Result.transfers_file`` names the file (not written when there are no transfers).
+        startup: run every ``[[flows]]`` entry with this startup algorithm instead of its own: a
+            name, a plug-in class registered with :func:`startup`, or a table
+            (``{"algorithm": NAME, PARAM: VALUE}``).
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
         SimulationError: the simulator failed internally (a ``RuntimeError``).
         ResourceLimitError: a limit was exceeded (a ``RuntimeError``).
+        PluginError: a Python plug-in raised (a ``RuntimeError``; the plug-in's exception is its
+            cause).
     """
+    if startup is not None:
+        scenario, base = _with_startup(scenario, startup, base)
     sim, stream = _simulate(
         scenario, progress=progress, max_events=max_events, max_sim_time=max_sim_time,
         max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers,
@@ -183,6 +216,25 @@ def run(
     result = Result._from_native({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
     result.transfers, result.transfers_file = None, stream.path
     return result
+
+
+def _with_startup(
+    scenario: Scenario, startup: str | type | Mapping[str, Any], base: str | os.PathLike[str] | None
+) -> tuple[dict[str, Any], str | os.PathLike[str] | None]:
+    """``scenario`` as a document with every flow's startup replaced (``run(startup=...)``), and
+    the directory its file names resolve against."""
+    from .compare import document, with_startup
+
+    if not isinstance(scenario, Mapping):
+        base = base if base is not None else _source(scenario)[2]
+    if isinstance(startup, Mapping):
+        doc = with_startup(document(scenario), str(startup.get("algorithm", "")))
+        for flow in doc.get("flows", []):
+            flow["startup"] = dict(startup)
+        return doc, base
+    if not isinstance(startup, (str, type)):
+        raise TypeError(f"startup: expected an algorithm name, a registered plug-in class or a table, not {type(startup).__name__}")
+    return with_startup(document(scenario), startup), base
 
 
 def _simulate(
@@ -211,6 +263,7 @@ def _simulate(
     text, fmt, directory = _source(scenario)
     if base is not None and isinstance(scenario, Mapping):
         directory = str(base)
+    _plugins(text, fmt, directory)
     sim = _core.Simulation(text, fmt, directory)
     if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
         raise ResourceLimitError(

@@ -14,6 +14,73 @@ class ScenarioError(ValueError):
 class SimulationError(RuntimeError):
     """The simulator failed internally (a bug, never bad input); the message says where."""
 
+class PluginError(RuntimeError):
+    """A Python startup plug-in raised (or returned what is not an action): the run stopped. The
+    message names the plug-in, the hook and the simulated time; ``__cause__`` is the plug-in's
+    exception."""
+
+#: The hooks a plug-in class may define.
+PLUGIN_HOOKS: list[str]
+
+def register_startup(
+    name: str, summary: str, source: str, params: list[tuple[str, str, str, str, str, float, float, list[str]]], per_response: bool, factory: Any
+) -> None:
+    """Register a Python startup plug-in (use ``startlab.startup``): ``factory(params: dict)``
+    returns an object with ``on_ack(view, ack)`` and any of the other hooks. Each parameter is
+    (name, kind, default as written in a scenario, help, range kind, low, high, choice options)."""
+
+class View:
+    """The controller's state handed to a plug-in's hooks (read-only; bytes and seconds)."""
+    cwnd: float
+    ssthresh: float
+    mss: int
+    round: int
+    min_rtt: float | None
+    new_round: bool
+
+class Ack:
+    """An ACK that advanced SND.UNA (read-only; bytes and seconds)."""
+    now: float
+    newly_acked: int
+    ack_seq: int
+    snd_nxt: int
+    rtt: float | None
+    flight_size: int
+    cwnd_limited: bool
+    acked_segments: int
+    timer_triggered: bool
+    delivered: int
+    delivery_rate: float | None
+
+class Congestion:
+    """A congestion signal: kind is "fast-retransmit", "timeout" or "ecn"."""
+    now: float
+    kind: str
+    flight_size: int
+    enter_recovery: bool
+
+class QuickStartVerdict:
+    """The sender's verdict on its Quick-Start request."""
+    outcome: str
+    rate_code: int | None
+    rtt: float | None
+    queued: int | None
+    snd_max: int
+    flight_size: int
+    in_startup: bool
+
+class Action:
+    """What a plug-in decided on one hook call (bytes, bytes/s); checked when made."""
+    def __init__(
+        self, increase: float = 0.0, *, set_cwnd: float | None = None, set_ssthresh: float | None = None, exit: str | None = None,
+        pacing_rate: float | None = None, send_limit: int | str | None = None, exit_when_sent: tuple[int, str] | None = None,
+    ) -> None: ...
+    increase: float
+    set_cwnd: float | None
+    set_ssthresh: float | None
+    exit: str | None
+    pacing_rate: float | None
+
 def validate(text: str, format: str = "toml", base: str | None = None) -> None:
     """Parse and check a scenario (format "toml" or "json"); raise ScenarioError if it is refused.
     Files the scenario names are relative to ``base`` (its file's directory) when given."""
@@ -22,7 +89,8 @@ def normalize(text: str, format: str = "toml", base: str | None = None) -> str:
     """The fully resolved scenario (every default filled in) as a JSON string."""
 
 def algorithms() -> str:
-    """The algorithm registry as JSON: a list of {name, role, summary, source, params}."""
+    """The algorithm registry as JSON: a list of {name, role, summary, source, params, plugin}
+    (``plugin``: a Python plug-in registered in this process)."""
 
 class Simulation:
     """One simulation of one scenario. Build it, advance it in chunks (so Python can show progress),
@@ -42,7 +110,8 @@ class Simulation:
         """True when the event limit stopped the run before its end."""
     def advance(self, until_ns: int) -> bool:
         """Run events up to and including `until_ns` (capped at the scenario duration). Releases the
-        GIL. Returns True once the run is finished (duration reached or nothing left to do)."""
+        GIL unless a Python plug-in runs. Returns True once the run is finished (duration reached or
+        nothing left to do). Raises PluginError when a plug-in failed (and again on every later call)."""
     def run(self) -> None:
         """Advance to the end."""
     def stats(self) -> dict[str, int]:

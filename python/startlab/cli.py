@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -150,10 +151,33 @@ class _Group(click.Group):
             raise _Failure(f"error: {e}", 2) from e
         except OSError as e:
             raise _Failure(f"error: {e}", 2) from e
+        except startlab.PluginError as e:
+            # The plug-in's own traceback: the user's code, not startlab's, failed.
+            import traceback
+
+            cause = "".join(traceback.format_exception(e.__cause__)) if e.__cause__ is not None else ""
+            raise _Failure(f"error: {e}\nThe plug-in's traceback:\n{cause}".rstrip(), 4) from e
         except startlab.SimulationError as e:
             raise _Failure(f"internal error: {e}", 1) from e
         except startlab.ResourceLimitError as e:
             raise _Failure(f"error: {e}", 3) from e
+
+
+def _plugin_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--plugin MODULE`` (repeatable): import a module that registers Python plug-ins."""
+    return click.option(
+        "--plugin", "plugins", multiple=True, metavar="MODULE",
+        help="Import this Python module first (it registers startup plug-ins; looked for on sys.path, then in the current directory). Repeatable.",
+    )(f)  # fmt: skip
+
+
+def _import_plugins(modules: Sequence[str]) -> None:
+    from .plugin import import_modules
+
+    try:
+        import_modules(list(modules), os.getcwd())
+    except startlab.ScenarioError as e:
+        raise _Failure(f"error: --plugin: {str(e).split(': ', 1)[1]}", 2) from e
 
 
 def _scenario_file(path: str) -> Path:
@@ -198,15 +222,19 @@ def cli() -> None:
 @click.option("--max-sim-time", help="Refuse a scenario longer than this simulated time (600s).")
 @click.option("--max-memory", help="Stop the run once it adds more than this to the process's resident memory (2GiB).")
 @click.option("--max-wall", help="Stop the run after this much wall time (30s, 10min).")
+@_plugin_option
 def run(
     scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None,
     max_events: float | None, max_sim_time: str | None, max_memory: str | None, max_wall: str | None,
+    plugins: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Simulate SCENARIO (a TOML file) and show the results. A run stopped by one of the --max-*
-    limits exits with code 3 and says which limit and how far it got."""
+    limits exits with code 3 and says which limit and how far it got; a Python plug-in that
+    raises stops the run with its traceback and exit code 4."""
     from ._console import stdout_console
     from .result import _records, native_json
 
+    _import_plugins(plugins)
     progress = False if no_progress else None
     given = {k: v for k, v in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory), ("max_wall", max_wall)) if v is not None}
     limits: dict[str, Any] = {}
@@ -437,8 +465,10 @@ def replay_check(file: str, rate: str | None, duration: str | None) -> None:
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-def validate(scenario: str) -> None:
+@_plugin_option
+def validate(scenario: str, plugins: tuple[str, ...]) -> None:
     """Check SCENARIO (a TOML file) without running it."""
+    _import_plugins(plugins)
     with _naming(scenario):
         startlab.validate(_scenario_file(scenario))
     click.echo(f"ok: {scenario}")
@@ -478,16 +508,19 @@ def algorithms_markdown() -> str:
     """The registry as the Markdown table of docs/SCENARIOS.md (``startlab algorithms
     --markdown``), derived from each algorithm's declaration."""
     lines = ["| algorithm | role | what it does | parameters (default) |", "|---|---|---|---|"]
-    for a in startlab.algorithms():
+    for a in (a for a in startlab.algorithms() if not a["plugin"]):
         lines.append(f"| [{a['name']}](algorithms/{a['name']}.md) | {a['role']} | {a['summary']} | {_params_text(a, True)} |")
     return "\n".join(lines) + "\n"
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
-@click.option("--markdown", is_flag=True, help="Print the registry as docs/SCENARIOS.md's Markdown table.")
-def algorithms(as_json: bool, markdown: bool) -> None:
-    """List every startup and avoidance algorithm with its parameters, defaults and ranges."""
+@click.option("--markdown", is_flag=True, help="Print the registry as docs/SCENARIOS.md's Markdown table (built-in algorithms only).")
+@_plugin_option
+def algorithms(as_json: bool, markdown: bool, plugins: tuple[str, ...]) -> None:
+    """List every startup and avoidance algorithm with its parameters, defaults and ranges (and
+    the Python plug-ins --plugin registers)."""
+    _import_plugins(plugins)
     listed = startlab.algorithms()
     if as_json:
         click.echo(json.dumps(listed, indent=2))

@@ -74,11 +74,18 @@ class Comparison:
         return written + _save(self.plot_cwnd(), out / "compare_cwnd")
 
 
-def with_startup(scenario: Mapping[str, Any], algorithm: str) -> dict[str, Any]:
-    """A copy of a scenario document with every flow's startup set to ``algorithm``."""
+def with_startup(scenario: Mapping[str, Any], algorithm: str | type) -> dict[str, Any]:
+    """A copy of a scenario document with every flow's startup set to ``algorithm`` (a name, or a
+    registered plug-in class, whose module then joins the scenario's ``plugins`` so that sweep
+    workers import it)."""
+    from .plugin import module_of, name_of
+
     document = copy.deepcopy(dict(scenario))
     for flow in document.get("flows", []):
-        flow["startup"] = {"algorithm": algorithm}
+        flow["startup"] = {"algorithm": name_of(algorithm)}
+    module = None if isinstance(algorithm, str) else module_of(algorithm)
+    if module is not None and module not in document.get("plugins", []):
+        document["plugins"] = [*document.get("plugins", []), module]
     return document
 
 
@@ -97,21 +104,25 @@ def document(scenario: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 
 def compare(
     scenario: str | Path | Mapping[str, Any],
-    algorithms: Sequence[str],
+    algorithms: Sequence[str | type],
     *,
     progress: bool | None = None,
 ) -> Comparison:
-    """Run ``scenario`` once per startup algorithm (every flow switched to it)."""
-    from . import ScenarioError, run
+    """Run ``scenario`` once per startup algorithm (every flow switched to it): names, or
+    registered plug-in classes (:func:`startlab.startup`)."""
+    from . import ScenarioError, _source, run
+    from .plugin import name_of
 
     if not algorithms:
         raise ScenarioError("compare needs at least one startup algorithm")
-    twice = sorted({name for name in algorithms if list(algorithms).count(name) > 1})
+    names = [name_of(a) for a in algorithms]
+    twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ScenarioError(f"compare: {', '.join(twice)} named more than once")
     doc = document(scenario)
+    base = None if isinstance(scenario, Mapping) else _source(scenario)[2]
     if not doc.get("flows"):
         raise ScenarioError("flows: compare needs a scenario with at least one [[flows]]")
     return Comparison(
-        {name: run(with_startup(doc, name), progress=progress) for name in algorithms}
+        {name_of(a): run(with_startup(doc, a), progress=progress, base=base) for a in algorithms}
     )

@@ -261,6 +261,12 @@ impl<'a> Params<'a> {
         Params { values }
     }
 
+    /// Every parameter and its value, in name order (for plug-ins outside this crate, which
+    /// read them by name).
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &'a ParamValue)> + use<'a> {
+        self.values.iter().map(|(k, v)| (*k, v))
+    }
+
     /// The value of `p`. Panics if the algorithm's declaration does not list `p` (a programming
     /// error the every-algorithm-builds test catches), never on user input.
     pub fn get<T: FromParam>(&self, p: &Param<T>) -> T {

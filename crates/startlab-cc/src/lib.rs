@@ -55,6 +55,27 @@ pub enum ExitReason {
 }
 
 impl ExitReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [ExitReason; 12] = [
+        ExitReason::Ssthresh,
+        ExitReason::Loss,
+        ExitReason::Timeout,
+        ExitReason::DelayIncrease,
+        ExitReason::AckTrain,
+        ExitReason::CssDone,
+        ExitReason::VegasDiff,
+        ExitReason::BandwidthPlateau,
+        ExitReason::Estimate,
+        ExitReason::RateFound,
+        ExitReason::QuickStart,
+        ExitReason::Ecn,
+    ];
+
+    /// The reason named `name` (as in results), if any.
+    pub fn from_name(name: &str) -> Option<ExitReason> {
+        ExitReason::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
     /// The name used in results (`exit_reason`).
     pub fn as_str(self) -> &'static str {
         match self {

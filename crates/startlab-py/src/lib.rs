@@ -4,9 +4,10 @@
 
 mod errors;
 mod net;
+mod plugin;
 mod router;
 
-use errors::{ScenarioError, SimulationError};
+use errors::{PluginError, ScenarioError, SimulationError};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -49,10 +50,20 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
 /// Parse and check a scenario; raise ScenarioError if it is refused.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", base = None))]
-fn validate(text: &str, format: &str, base: Option<&str>) -> PyResult<()> {
+fn validate(py: Python<'_>, text: &str, format: &str, base: Option<&str>) -> PyResult<()> {
+    build(py, text, format, base).map(|_| ())
+}
+
+/// Parses, checks and builds a simulation; a plug-in that fails while it is built (its
+/// constructor, or its `on_start`) raises `PluginError`.
+fn build(py: Python<'_>, text: &str, format: &str, base: Option<&str>) -> PyResult<Sim> {
     let s = parse(text, format, base)?;
-    guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
-    Ok(())
+    plugin::clear_failure();
+    let sim = guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
+    match plugin::take_failure() {
+        Some(f) => Err(errors::plugin(py, f, None)),
+        None => Ok(sim),
+    }
 }
 
 /// The fully resolved scenario (defaults filled in, SI units) as JSON.
@@ -63,11 +74,18 @@ fn normalize(text: &str, format: &str, base: Option<&str>) -> PyResult<String> {
     serde_json::to_string(&s).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
-/// The algorithm registry as JSON: `[{name, role, summary, source, params: [...]}, ...]`.
+/// The algorithm registry as JSON: `[{name, role, summary, source, params: [...], plugin}, ...]`
+/// (`plugin`: registered at run time, a Python class).
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
     use startlab_scenario::registry::{avoidances, startups};
-    let all: Vec<_> = startups().chain(avoidances()).collect();
+    let all = startups().chain(avoidances()).map(|a| {
+        let plugin = a.role == "startup" && startlab_cc::startup::decl(a.name).is_some_and(|d| d.is_plugin());
+        let mut v = serde_json::to_value(a)?;
+        v["plugin"] = plugin.into();
+        Ok(v)
+    });
+    let all: Vec<serde_json::Value> = all.collect::<Result<_, serde_json::Error>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
     serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
@@ -75,6 +93,10 @@ fn algorithms() -> PyResult<String> {
 #[pyclass(module = "startlab._core")]
 struct Simulation {
     sim: Sim,
+    /// A Python plug-in runs: the simulation keeps the GIL while it runs (each hook needs it).
+    plugins: bool,
+    /// A plug-in failed: the message raised again by every later call that would run.
+    failed: Option<String>,
 }
 
 fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -152,10 +174,9 @@ fn columns<'py, T: serde::Serialize>(py: Python<'py>, rows: &[T], template: Opti
 impl Simulation {
     #[new]
     #[pyo3(signature = (text, format = "toml", base = None))]
-    fn new(text: &str, format: &str, base: Option<&str>) -> PyResult<Self> {
-        let s = parse(text, format, base)?;
-        let sim = guarded("building the simulation", || Sim::new(s))?.map_err(errors::build)?;
-        Ok(Simulation { sim })
+    fn new(py: Python<'_>, text: &str, format: &str, base: Option<&str>) -> PyResult<Self> {
+        let sim = build(py, text, format, base)?;
+        Ok(Simulation { plugins: sim.scenario().uses_plugins(), sim, failed: None })
     }
 
     #[getter]
@@ -187,9 +208,27 @@ impl Simulation {
 
     /// Run events up to `until_ns`; returns True once the run is finished.
     fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+        if let Some(m) = &self.failed {
+            return Err(PluginError::new_err(m.clone()));
+        }
         let sim = &mut self.sim;
-        // The simulation holds no Python objects; release the GIL while it runs.
-        py.detach(|| guarded("running the simulation", || sim.run_until(startlab_sim::Time(until_ns))))
+        let until = startlab_sim::Time(until_ns);
+        let finished = if self.plugins {
+            // Python plug-ins' hooks run on this thread with the GIL, which it already holds.
+            guarded("running the simulation", || sim.run_until(until))?
+        } else {
+            // The simulation holds no Python objects; release the GIL while it runs.
+            py.detach(|| guarded("running the simulation", || sim.run_until(until)))?
+        };
+        if let Some(at) = self.sim.halted() {
+            let e = match plugin::take_failure() {
+                Some(f) => errors::plugin(py, f, Some(at)),
+                None => SimulationError::new_err("a plug-in stopped the run without a recorded failure (please report this scenario)"),
+            };
+            self.failed = Some(e.value(py).to_string());
+            return Err(e);
+        }
+        Ok(finished)
     }
 
     /// Advance to the end.
@@ -208,7 +247,12 @@ impl Simulation {
         if !self.sim.finished() {
             return Err(SimulationError::new_err("results() needs a finished run; call run() or advance() to the end first"));
         }
+        plugin::clear_failure();
         let r = guarded("collecting results", || self.sim.results())?;
+        if let Some(f) = plugin::take_failure() {
+            // A plug-in's report() failed.
+            return Err(errors::plugin(py, f, Some(self.sim.now())));
+        }
         let out = PyDict::new(py);
         out.set_item("flows", columns(py, &r.flows, None)?)?;
         out.set_item("links", columns(py, &r.links, None)?)?;
@@ -301,6 +345,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     startlab_scenario::set_parquet_reader(parquet_vectors);
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("PluginError", m.py().get_type::<PluginError>())?;
+    m.add_function(wrap_pyfunction!(plugin::register_startup, m)?)?;
+    m.add("PLUGIN_HOOKS", plugin::HOOKS.to_vec())?;
+    m.add_class::<plugin::PyAction>()?;
+    m.add_class::<plugin::PyView>()?;
+    m.add_class::<plugin::PyAck>()?;
+    m.add_class::<plugin::PyCongestion>()?;
+    m.add_class::<plugin::PyQuickStart>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -129,6 +129,28 @@ pub struct Scenario {
     /// persistent connections.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub replay: Vec<ReplaySpec>,
+    /// Python modules that register plug-in startup algorithms the scenario names (`plugins`,
+    /// docs/OWN-ALGORITHM.md); left out of the resolved scenario when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<String>,
+}
+
+impl Scenario {
+    /// Every startup algorithm the scenario may run: its flows', its arrival and user mixes' and
+    /// its replays'.
+    pub fn startups(&self) -> impl Iterator<Item = &StartupSpec> {
+        self.flows
+            .iter()
+            .map(|f| &f.startup)
+            .chain(self.arrivals.iter().flat_map(|a| a.mix.iter().map(|(s, _)| s)))
+            .chain(self.users.iter().flat_map(|u| u.mix.iter().map(|(s, _)| s)))
+            .chain(self.replay.iter().map(|r| &r.startup))
+    }
+
+    /// Whether a plug-in registered at run time (a Python class) runs in this scenario.
+    pub fn uses_plugins(&self) -> bool {
+        self.startups().any(|s| s.decl().is_plugin())
+    }
 }
 
 /// A group of closed-loop users (`[[users]]`, docs/SCENARIOS.md).

@@ -28,6 +28,7 @@ pub struct Scenario {
     pub users: Vec<Users>,
     #[serde(default)]
     pub replay: Vec<Replay>,
+    pub plugins: Option<Vec<String>>,
 }
 
 /// `[[users]]`: closed-loop users.

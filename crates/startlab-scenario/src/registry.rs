@@ -11,9 +11,10 @@ pub use startlab_cc::decl::{AlgorithmInfo, ParamInfo, ParamKind, ParamValue, Ran
 pub use startlab_cc::startup::{StartupDecl, DECLS, QS_MIN_RATE_BPS};
 
 /// Every startup algorithm's registry entry, in registry order (declared next to each state
-/// machine: `startlab_cc::startup::DECLS`).
+/// machine: `startlab_cc::startup::DECLS`), then the plug-ins registered in this process, in name
+/// order (`startlab_cc::startup::plugin`).
 pub fn startups() -> impl Iterator<Item = &'static AlgorithmInfo> {
-    DECLS.iter().map(|d| &d.info)
+    DECLS.iter().copied().chain(startlab_cc::startup::plugin::all()).map(|d| &d.info)
 }
 
 /// Every avoidance algorithm's registry entry (`startlab_cc::avoidance::INFOS`).
@@ -104,7 +105,7 @@ mod tests {
                 assert!(x.is_none_or(|x| p.range.contains(x)), "{}.{}: the default is out of its own range", d.info.name, p.name);
             }
             assert_eq!((d.check)(&params, &cx, &|_| false), Ok(()), "{}: its defaults fail its own check", d.info.name);
-            assert_eq!((d.build)(&params, &cx).name(), d.info.name, "{} builds another algorithm", d.info.name);
+            assert_eq!(d.instantiate(&params, &cx).name(), d.info.name, "{} builds another algorithm", d.info.name);
         }
     }
 

@@ -323,7 +323,9 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         }
     };
     let t = s.trace.as_ref();
+    let plugins = plugin_modules(s.plugins.as_deref().unwrap_or_default())?;
     Ok(Scenario {
+        plugins,
         name: s.name,
         seed: s.seed,
         duration: s.duration.0,
@@ -1197,6 +1199,18 @@ fn flow_ends(p: &str, f: &raw::Flow, index: usize, replicate: u64, topo: &Topolo
     }
 }
 
+/// `plugins`: the Python modules that register the scenario's plug-in algorithms (imported by the
+/// Python package before the scenario is checked; the scenario crate only checks their form).
+fn plugin_modules(modules: &[String]) -> R<Vec<String>> {
+    for (i, m) in modules.iter().enumerate() {
+        let ident = |part: &str| part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && part.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !m.split('.').all(ident) {
+            return err(format!("plugins[{i}]"), format!("{m:?} is not a module path; expected a Python module such as \"my_starts\" or \"lab.starts\""));
+        }
+    }
+    Ok(modules.to_vec())
+}
+
 fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, mss: u64) -> R<StartupSpec> {
     let empty = std::collections::BTreeMap::new();
     let t = t.unwrap_or(&empty);
@@ -1208,7 +1222,10 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
     };
     let Some(decl) = crate::registry::startup(name) else {
         let known: Vec<_> = crate::registry::startups().map(|a| format!("{:?}", a.name)).collect();
-        return err(format!("{p}.algorithm"), format!("{name:?} is not a known startup algorithm; expected one of: {}", known.join(", ")));
+        return err(
+            format!("{p}.algorithm"),
+            format!("{name:?} is not a known startup algorithm; expected one of: {} (a Python plug-in is known once its module is imported: list it in the scenario's plugins)", known.join(", ")),
+        );
     };
     let info = &decl.info;
     for key in t.keys().filter(|k| *k != "algorithm") {

@@ -325,6 +325,11 @@ pub struct Simulation {
     end: Time,
     /// Stop once this many events were processed (a resource guard for sweeps); `None`: no limit.
     event_limit: Option<u64>,
+    /// A plug-in registered at run time runs in this scenario: check its stop request after every
+    /// event (`startlab_cc::startup::plugin::request_halt`).
+    plugins: bool,
+    /// A plug-in asked to stop during the event at this time; the run goes no further.
+    halted: Option<Time>,
     q: EventQueue,
     arena: Arena,
     pub(crate) net: Network,
@@ -589,7 +594,7 @@ fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
 /// The startup plug-in a scenario names, built by its declaration from its resolved parameters
 /// (`startlab_cc::startup::DECLS`).
 fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup {
-    (spec.decl().build)(&spec.params(), &tcp.flow_context())
+    spec.decl().instantiate(&spec.params(), &tcp.flow_context())
 }
 
 /// The sender and receiver the simulator builds for the scenario's `[[flows]]` entry `i` (its own
@@ -676,6 +681,8 @@ fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, size: Optio
 impl Simulation {
     /// Builds a simulation; fails only for scenarios whose network cannot carry a flow.
     pub fn new(scenario: Scenario) -> Result<Simulation, BuildError> {
+        // A stop request left on this thread by another run is not this run's.
+        startlab_cc::startup::plugin::clear_halt();
         let net = network(&scenario);
         let mut q = EventQueue::default();
         let (drawn, drawn_groups) = arrival_flows(&scenario);
@@ -877,6 +884,8 @@ impl Simulation {
             end: Time(scenario.duration.as_nanos()),
             now: Time::ZERO,
             event_limit: None,
+            plugins: scenario.uses_plugins(),
+            halted: startlab_cc::startup::plugin::halt_requested().then_some(Time::ZERO),
             q,
             arena: Arena::default(),
             flows,
@@ -938,8 +947,11 @@ impl Simulation {
     /// Processes every event up to and including `until` (capped at the end of the run), or until
     /// the event limit is reached. Returns true when the run is finished.
     pub fn run_until(&mut self, until: Time) -> bool {
-        if self.finished {
-            return true;
+        if self.finished || self.halted.is_some() {
+            return self.finished;
+        }
+        if self.plugins {
+            startlab_cc::startup::plugin::clear_halt();
         }
         let limit = until.min(self.end);
         let budget = self.event_limit.unwrap_or(u64::MAX);
@@ -957,12 +969,23 @@ impl Simulation {
             self.now = t;
             self.stats.events += 1;
             self.dispatch(src);
+            if self.plugins && startlab_cc::startup::plugin::halt_requested() {
+                self.halted = Some(t);
+                return false;
+            }
         }
         self.now = self.now.max(limit);
         if limit >= self.end || self.q.peek_time().is_none() {
             self.finish();
         }
         self.finished
+    }
+
+    /// When a plug-in asked to stop (`startlab_cc::startup::plugin::request_halt`): the time of
+    /// the event it failed in (zero: while the simulation was built). A halted run is not
+    /// finished and runs no further; its driver reports the plug-in's failure.
+    pub fn halted(&self) -> Option<Time> {
+        self.halted
     }
 
     /// Runs to the end.

@@ -174,6 +174,7 @@ def plan(sweep: Sweep, *, limits: Limits | None = None, trace_dir: Path | None =
     for spec in sweep.runs():
         text = json.dumps(spec.scenario, sort_keys=True)
         try:
+            startlab._plugins(text, "json", sweep.base_dir)  # the modules that register its plug-ins
             tree = json.loads(_core.normalize(text, "json", sweep.base_dir))
             resolved: str | None = json.dumps(tree, sort_keys=True)
             refused = None

@@ -110,7 +110,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 3465 §2 (ALGORITHMS.md §5.1)",
         params: &[L.info],
     },
-    build: |p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L) })),
+    build: super::Build::Native(|p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L) }))),
     check: no_check,
     per_response: false,
 };

@@ -231,12 +231,12 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Wang, Pau, Yamada, Sanadidi, Gerla, INFOCOM 2004; Linux net/ipv4/tcp_westwood.c (ALGORITHMS.md §11.4, §20 item 15)",
         params: &[ESTIMATOR.info],
     },
-    build: |p, _| super::Startup::Astart(Astart::new(AstartConfig {
+    build: super::Build::Native(|p, _| super::Startup::Astart(Astart::new(AstartConfig {
             estimator: match p.get(&ESTIMATOR) {
                 "ere" => AstartEstimator::Ere,
                 _ => AstartEstimator::Westwood,
             },
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

@@ -256,12 +256,12 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Linux net/ipv4/tcp_bbr.c (BBRv1); draft-ietf-ccwg-bbr (ALGORITHMS.md §12)",
         params: &[PACING_GAIN.info, CWND_GAIN.info, FULL_BW_THRESHOLD.info, FULL_BW_ROUNDS.info],
     },
-    build: |p, _| super::Startup::BbrStartup(BbrStartup::new(BbrStartupConfig {
+    build: super::Build::Native(|p, _| super::Startup::BbrStartup(BbrStartup::new(BbrStartupConfig {
             pacing_gain: p.get(&PACING_GAIN),
             cwnd_gain: p.get(&CWND_GAIN),
             full_bw_threshold: p.get(&FULL_BW_THRESHOLD),
             full_bw_rounds: p.get(&FULL_BW_ROUNDS).min(u32::MAX as u64) as u32,
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

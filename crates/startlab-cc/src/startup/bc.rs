@@ -58,7 +58,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Barakat & Altman, Performance of Short TCP Transfers, §4.2 (ALGORITHMS.md §5.2)",
         params: &[],
     },
-    build: |_, _| super::Startup::Bc(Bc::new()),
+    build: super::Build::Native(|_, _| super::Startup::Bc(Bc::new())),
     check: no_check,
     per_response: false,
 };

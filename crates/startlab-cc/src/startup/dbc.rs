@@ -114,7 +114,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Barakat & Altman, Performance of Short TCP Transfers, §4.3 (ALGORITHMS.md §5.3)",
         params: &[D_MAX.info],
     },
-    build: |p, _| super::Startup::Dbc(Dbc::new(DbcConfig { d_max: p.get(&D_MAX) })),
+    build: super::Build::Native(|p, _| super::Startup::Dbc(Dbc::new(DbcConfig { d_max: p.get(&D_MAX) }))),
     check,
     per_response: false,
 };

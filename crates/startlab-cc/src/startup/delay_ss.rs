@@ -97,9 +97,9 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Leith et al., Delay-based AIMD congestion control, PFLDnet 2007, as summarised by [HyStart] (ALGORITHMS.md §11.5, §20 item 16)",
         params: &[TAU0.info],
     },
-    build: |p, _| super::Startup::DelaySlowStart(DelaySlowStart::new(DelaySlowStartConfig {
+    build: super::Build::Native(|p, _| super::Startup::DelaySlowStart(DelaySlowStart::new(DelaySlowStartConfig {
             tau0: p.get(&TAU0),
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

@@ -144,7 +144,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Hoe, SIGCOMM 1996; ns-2 tcp-newreno.cc; Paced Start paper Fig. 9 (ALGORITHMS.md §11.2)",
         params: &[],
     },
-    build: |_, _| super::Startup::Hoe(Hoe::new()),
+    build: super::Build::Native(|_, _| super::Startup::Hoe(Hoe::new())),
     check: no_check,
     per_response: false,
 };

@@ -235,11 +235,11 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Ha & Rhee, Hybrid Slow Start for High-Bandwidth and Long-Distance Networks, PFLDnet 2008, Algorithm 1 (ALGORITHMS.md §8.2)",
         params: &[LOW_SSTHRESH.info, N_SAMPLING.info, GATE_LOW_WINDOW.info],
     },
-    build: |p, _| super::Startup::HyStart(HyStart::new(HyStartConfig {
+    build: super::Build::Native(|p, _| super::Startup::HyStart(HyStart::new(HyStartConfig {
             low_ssthresh: p.get(&LOW_SSTHRESH) as f64,
             n_sampling: p.get(&N_SAMPLING).min(u32::MAX as u64) as u32,
             gate_low_window: p.get(&GATE_LOW_WINDOW),
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

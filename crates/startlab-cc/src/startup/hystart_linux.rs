@@ -332,7 +332,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Linux net/ipv4/tcp_cubic.c hystart_update (ALGORITHMS.md §8.3)",
         params: &[DETECT.info, LOW_WINDOW.info, ACK_DELTA.info, MIN_SAMPLES.info, ACK_DELAY.info, PACED.info, ROUND_RESET.info],
     },
-    build: |p, _| super::Startup::HyStartLinux(HyStartLinux::new(HyStartLinuxConfig {
+    build: super::Build::Native(|p, _| super::Startup::HyStartLinux(HyStartLinux::new(HyStartLinuxConfig {
             detect: HyStartDetect::from_name(p.get(&DETECT)).expect("the registry lists the choices"),
             low_window: p.get(&LOW_WINDOW) as f64,
             ack_delta: p.get(&ACK_DELTA),
@@ -340,7 +340,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
             ack_delay: p.get(&ACK_DELAY),
             paced: p.get(&PACED),
             round_reset: RoundReset::from_name(p.get(&ROUND_RESET)).expect("the registry lists the choices"),
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

@@ -205,10 +205,10 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 9406 §4 (ALGORITHMS.md §8.5)",
         params: &[PACED.info, LOW_WINDOW_GATE.info],
     },
-    build: |p, _| super::Startup::HyStartPlusPlus(HyStartPlusPlus::new(HyStartPlusPlusConfig {
+    build: super::Build::Native(|p, _| super::Startup::HyStartPlusPlus(HyStartPlusPlus::new(HyStartPlusPlusConfig {
             paced: p.get(&PACED),
             low_window_gate: p.get(&LOW_WINDOW_GATE),
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

@@ -41,7 +41,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Scharf, fast startup schemes (ALGORITHMS.md §10.4)",
         params: &[INITIAL_WINDOW.info],
     },
-    build: |_, _| super::Startup::InitialStart(InitialStart),
+    build: super::Build::Native(|_, _| super::Startup::InitialStart(InitialStart)),
     check,
     per_response: false,
 };

@@ -229,7 +229,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Liu, Allman, Jin, Wang, PFLDnet 2007; Scharf (ALGORITHMS.md §10.2)",
         params: &[U.info],
     },
-    build: |p, _| super::Startup::JumpStart(JumpStart::new(JumpStartConfig { cap: p.get(&U) })),
+    build: super::Build::Native(|p, _| super::Startup::JumpStart(JumpStart::new(JumpStartConfig { cap: p.get(&U) }))),
     check: |_, cx, _| cx.require_handshake("jump-start"),
     per_response: true,
 };

@@ -89,7 +89,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 3742 (ALGORITHMS.md §4)",
         params: &[MAX_SSTHRESH.info],
     },
-    build: |p, _| super::Startup::Lss(Lss::new(LssConfig { max_ssthresh: p.get(&MAX_SSTHRESH) })),
+    build: super::Build::Native(|p, _| super::Startup::Lss(Lss::new(LssConfig { max_ssthresh: p.get(&MAX_SSTHRESH) }))),
     check: no_check,
     per_response: false,
 };

@@ -27,6 +27,7 @@ mod jump_start;
 mod more_start;
 mod paced_start;
 mod quick_start;
+pub mod plugin;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use packet_pair::{PacketPair, PacketPairConfig};
@@ -53,6 +54,7 @@ pub use bc::Bc;
 pub use dbc::{Dbc, DbcConfig};
 pub use smooth_start::{Counting, SmoothStart, SmoothStartConfig, Strategy};
 pub use hoe::{Hoe, PacketPairEstimator};
+pub use plugin::{PluginFactory, PluginStartup};
 
 use crate::decl::{AlgorithmInfo, Check, FlowContext, Params};
 use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
@@ -198,8 +200,8 @@ pub trait StartupAlgorithm: std::fmt::Debug {
 pub struct StartupDecl {
     /// Name, summary, source and parameters.
     pub info: AlgorithmInfo,
-    /// The plug-in for these (checked) parameters on this flow.
-    pub build: fn(&Params<'_>, &FlowContext) -> Startup,
+    /// How the plug-in is built for these (checked) parameters on this flow.
+    pub build: Build,
     /// Checks between parameters, or against the flow's TCP settings.
     pub check: Check,
     /// A fast startup that may run again per response after idle (`tcp.startup_after_idle`,
@@ -207,9 +209,33 @@ pub struct StartupDecl {
     pub per_response: bool,
 }
 
-/// The declared startup algorithm named `name`.
+/// How a declared algorithm is built.
+#[derive(Clone, Copy, Debug)]
+pub enum Build {
+    /// A built-in algorithm: a function of its checked parameters and the flow.
+    Native(fn(&Params<'_>, &FlowContext) -> Startup),
+    /// A plug-in registered at run time ([`plugin::register`]; a Python class through the bindings).
+    Plugin(&'static dyn PluginFactory),
+}
+
+impl StartupDecl {
+    /// The algorithm for these (checked) parameters on this flow.
+    pub fn instantiate(&self, params: &Params<'_>, cx: &FlowContext) -> Startup {
+        match self.build {
+            Build::Native(build) => build(params, cx),
+            Build::Plugin(factory) => Startup::Plugin(PluginStartup::new(self.info.name, factory.build(params, cx))),
+        }
+    }
+
+    /// A plug-in registered at run time rather than a built-in algorithm.
+    pub fn is_plugin(&self) -> bool {
+        matches!(self.build, Build::Plugin(_))
+    }
+}
+
+/// The declared startup algorithm named `name`: a built-in one, else a registered plug-in.
 pub fn decl(name: &str) -> Option<&'static StartupDecl> {
-    DECLS.iter().copied().find(|d| d.info.name == name)
+    DECLS.iter().copied().find(|d| d.info.name == name).or_else(|| plugin::get(name))
 }
 
 macro_rules! startups {
@@ -219,19 +245,22 @@ macro_rules! startups {
         #[allow(clippy::large_enum_variant, reason = "one per flow, built once; boxing buys nothing")]
         pub enum Startup {
             $($(#[$doc])* $variant($ty),)*
+            /// A plug-in registered at run time (`plugin::register`).
+            Plugin(PluginStartup),
         }
 
         /// Every built-in algorithm's declaration, in registry order.
         pub static DECLS: &[&StartupDecl] = &[$(&$module::DECL),*];
 
         impl Startup {
-            /// Every algorithm's scenario name, in registry order.
+            /// Every built-in algorithm's scenario name, in registry order.
             pub const NAMES: &'static [&'static str] = &[$($module::DECL.info.name),*];
 
             /// The name used in scenarios and results.
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Startup::$variant(_) => $module::DECL.info.name,)*
+                    Startup::Plugin(p) => p.name(),
                 }
             }
 
@@ -239,6 +268,7 @@ macro_rules! startups {
             fn inner_ref(&self) -> &dyn StartupAlgorithm {
                 match self {
                     $(Startup::$variant(a) => a,)*
+                    Startup::Plugin(p) => p.algorithm(),
                 }
             }
 
@@ -246,6 +276,7 @@ macro_rules! startups {
             fn inner(&mut self) -> &mut dyn StartupAlgorithm {
                 match self {
                     $(Startup::$variant(a) => a,)*
+                    Startup::Plugin(p) => p.algorithm_mut(),
                 }
             }
         }

@@ -97,10 +97,10 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Scharf, fast startup schemes (ALGORITHMS.md §10.3)",
         params: &[RATE.info],
     },
-    build: |p, cx| super::Startup::MoreStart(MoreStart::new(MoreStartConfig {
+    build: super::Build::Native(|p, cx| super::Startup::MoreStart(MoreStart::new(MoreStartConfig {
             rate_bps: p.get(&RATE),
             header: cx.header,
-        })),
+        }))),
     check: |_, cx, _| cx.require_handshake("more-start"),
     per_response: true,
 };

@@ -376,14 +376,14 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Hu & Steenkiste, Improving TCP Startup Performance using Active Measurements, ICNP 2003, §3 (ALGORITHMS.md §7)",
         params: &[EPSILON.info, RTT.info],
     },
-    build: |p, cx| super::Startup::PacedStart(PacedStart::new(PacedStartConfig {
+    build: super::Build::Native(|p, cx| super::Startup::PacedStart(PacedStart::new(PacedStartConfig {
             epsilon: p.get(&EPSILON),
             acks: cx.acks,
             rtt: match p.get(&RTT) {
                 "srtt" => PastRtt::Srtt,
                 _ => PastRtt::Min,
             },
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

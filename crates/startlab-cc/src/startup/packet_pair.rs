@@ -158,9 +158,9 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Hoe, SIGCOMM 1996; ns-2 tcp-newreno.cc; [HyStart] Fig. 2e (ALGORITHMS.md §11.2-11.3)",
         params: &[N_PP.info],
     },
-    build: |p, _| super::Startup::PacketPair(PacketPair::new(PacketPairConfig {
+    build: super::Build::Native(|p, _| super::Startup::PacketPair(PacketPair::new(PacketPairConfig {
             n_pp: p.get(&N_PP).min(u32::MAX as u64) as u32,
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };

@@ -400,7 +400,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 4782 (Floyd, Allman, Jain, Sarolahti); Scharf, fast startup schemes (ALGORITHMS.md §10.1)",
         params: &[RATE.info, VARIANT.info],
     },
-    build: |p, cx| super::Startup::QuickStart(QuickStart::new(QuickStartConfig {
+    build: super::Build::Native(|p, cx| super::Startup::QuickStart(QuickStart::new(QuickStartConfig {
             rate_bps: p.get(&RATE),
             variant: match p.get(&VARIANT) {
                 "qs2" => QsVariant::Qs2,
@@ -408,7 +408,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
             },
             header: cx.header,
             initial_window: cx.initial_window * cx.mss,
-        })),
+        }))),
     check: no_check,
     per_response: true,
 };

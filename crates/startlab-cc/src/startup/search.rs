@@ -247,7 +247,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "draft-chung-ccwg-search-09 (Chung, Kachooei, Li, Claypool, March 2026)",
         params: &[DRAIN.info],
     },
-    build: |p, _| super::Startup::Search(Search::new(SearchConfig { drain: p.get(&DRAIN) })),
+    build: super::Build::Native(|p, _| super::Startup::Search(Search::new(SearchConfig { drain: p.get(&DRAIN) }))),
     check: no_check,
     per_response: false,
 };

@@ -32,7 +32,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 5681 §3.1",
         params: &[],
     },
-    build: |_, _| super::Startup::SlowStart(SlowStart),
+    build: super::Build::Native(|_, _| super::Startup::SlowStart(SlowStart)),
     check: no_check,
     per_response: false,
 };

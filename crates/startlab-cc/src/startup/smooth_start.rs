@@ -221,7 +221,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Wang, Xin, Reeves & Shin, A Simple Refinement of Slow-start of TCP Congestion Control, §4 (ALGORITHMS.md §6)",
         params: &[PRESET.info, K.info, D.info, COUNTING.info, SSTHRESH_ESTIMATOR.info],
     },
-    build: |p, _| super::Startup::SmoothStart(SmoothStart::new(SmoothStartConfig {
+    build: super::Build::Native(|p, _| super::Startup::SmoothStart(SmoothStart::new(SmoothStartConfig {
             strategy: Strategy::named(p.get(&PRESET)).unwrap_or(Strategy {
                 k: p.get(&K).min(u32::MAX as u64) as u32,
                 d: p.get(&D).min(u32::MAX as u64) as u32,
@@ -231,7 +231,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
                 _ => Counting::Packet,
             },
             packet_pair: p.get(&SSTHRESH_ESTIMATOR) == "packet-pair",
-        })),
+        }))),
     check,
     per_response: false,
 };

@@ -137,14 +137,14 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "Brakmo & Peterson, TCP Vegas, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (ALGORITHMS.md §11.1)",
         params: &[GAMMA.info, EVERY_OTHER_RTT.info, DIFF.info],
     },
-    build: |p, _| super::Startup::Vegas(Vegas::new(VegasConfig {
+    build: super::Build::Native(|p, _| super::Startup::Vegas(Vegas::new(VegasConfig {
             gamma: p.get(&GAMMA),
             every_other_rtt: p.get(&EVERY_OTHER_RTT),
             diff: match p.get(&DIFF) {
                 "linux" => VegasDiff::Linux,
                 _ => VegasDiff::Paper,
             },
-        })),
+        }))),
     check: no_check,
     per_response: false,
 };
