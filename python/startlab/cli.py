@@ -475,7 +475,8 @@ def validate(scenario: str, plugins: tuple[str, ...]) -> None:
 
 
 def _range_text(param: dict[str, Any]) -> str:
-    """A declared range in words ("at least 1", "0 to 30", "positive"); "" when any value goes."""
+    """A declared range in words ("at least 1", "0 to 30", "positive", "between 0 and 1, both
+    excluded"); "" when any value goes."""
     r = param.get("range", "any")
     if not isinstance(r, dict):
         return ""
@@ -491,6 +492,8 @@ def _range_text(param: dict[str, Any]) -> str:
         return "positive" if bound == 0 else f"above {value(bound)}"
     if how == "at_least":
         return f"at least {value(bound)}"
+    if how == "strictly_between":
+        return f"between {value(bound[0])} and {value(bound[1])}, both excluded"
     return f"{value(bound[0])} to {value(bound[1])}"
 
 
@@ -718,6 +721,134 @@ def testbed_down(all_: bool) -> None:
     if stopped:
         click.echo(f"stopped {len(stopped)} testbed(s) held up by `startlab testbed up`")
     click.echo(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
+
+
+@cli.group("kernel")
+def kernel_group() -> None:
+    """The papers' startup algorithms as BPF congestion controls in the running kernel
+    (docs/KERNEL-BPF.md; loading needs root, clang, bpftool and libbpf-dev)."""
+
+
+def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
+    from . import kernelbpf
+
+    try:
+        values = {}
+        for item in params:
+            key, eq, value = item.partition("=")
+            if not eq or not value.strip().isdigit():
+                raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
+            values[key.strip()] = int(value)
+        if action == "build":
+            click.echo(str(kernelbpf.build(name, values)))
+            return True
+        if action == "load":
+            return kernelbpf.load(name, values, keep=True)
+        return kernelbpf.unload(name)
+    except ValueError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    except kernelbpf.KernelBpfError as e:
+        raise _Failure(f"error: {e}", 1) from e
+
+
+@kernel_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def kernel_list(as_json: bool) -> None:
+    """Every BPF startup algorithm: its kernel name, what it ports, and whether it is loaded."""
+    from . import kernelbpf
+
+    rows = kernelbpf.status()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    from ._console import stdout_console
+
+    table = Table(title="BPF startup algorithms" + (f" (cannot load here: {kernelbpf.permitted()})" if kernelbpf.permitted() else ""))
+    for heading in ("name", "kernel name", "ports", "loaded", "summary"):
+        table.add_column(heading)
+    for r in rows:
+        by = r["loaded_by"]
+        loaded = ("yes" + (" (startlab kernel load)" if by == 0 else f" (startlab pid {by})" if by else "")) if r["loaded"] else "no"
+        table.add_row(str(r["name"]), str(r["kernel_name"]), str(r["ports"]), loaded, str(r["summary"]))
+    stdout_console().print(table)
+
+
+_PARAM_OPTION = click.option("--param", "params", multiple=True, metavar="NAME=N", help="A compile-time parameter (MAX_SSTHRESH=50). Repeatable.")
+
+
+@kernel_group.command("build")
+@click.argument("name")
+@_PARAM_OPTION
+def kernel_build(name: str, params: tuple[str, ...]) -> None:
+    """Compile NAME (bpf-lss, bpf-lss+cubic, ...) and print its object file."""
+    _bpf_call("build", name, params)
+
+
+@kernel_group.command("load")
+@click.argument("name")
+@_PARAM_OPTION
+def kernel_load(name: str, params: tuple[str, ...]) -> None:
+    """Register NAME in the kernel (root): sockets can then select it by its kernel name."""
+    from . import kernelbpf
+
+    done = _bpf_call("load", name, params)
+    v = kernelbpf.variant(name)
+    click.echo(f"{v.name}: {'loaded' if done else 'already loaded'} as {v.kernel_name}; unload with `startlab kernel unload {v.name}`")
+
+
+@kernel_group.command("unload")
+@click.argument("name")
+def kernel_unload(name: str) -> None:
+    """Unregister NAME from the kernel (always safe: says so when it was not loaded)."""
+    from . import kernelbpf
+
+    done = _bpf_call("unload", name)
+    click.echo(f"{kernelbpf.variant(name).name}: {'unloaded' if done else 'was not loaded'}")
+
+
+@kernel_group.command("conform")
+@click.argument("name")
+@click.option("--acks", default=1500, show_default=True, help="ACKs to script.")
+@click.option("--rate", "rate", default="20Mbps", show_default=True, help="The scripted bottleneck's rate.")
+@click.option("--rtt", default="40ms", show_default=True, help="The scripted path's base RTT.")
+@click.option("--initial-ssthresh", type=int, help="A finite initial ssthresh, segments (compiled into the BPF object).")
+@click.option("--json", "as_json", is_flag=True, help="Print both traces as JSON.")
+def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool) -> None:
+    """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
+    windows ACK by ACK (root; docs/KERNEL-BPF.md)."""
+    from . import conformance, kernelbpf
+    from .sweep.file import _RATE_UNITS, _TIME_UNITS, SweepError, parse_amount
+
+    try:
+        v = kernelbpf.variant(name)
+        if acks < 1 or (initial_ssthresh is not None and initial_ssthresh < 2):
+            raise ValueError("--acks must be at least 1 and --initial-ssthresh at least 2 segments")
+        script = conformance.Script(
+            rate_bps=parse_amount(rate, _RATE_UNITS, "--rate", "a rate such as \"20Mbps\""),
+            rtt_s=parse_amount(rtt, _TIME_UNITS, "--rtt", "a duration such as \"40ms\""),
+            acks=acks, initial_ssthresh=initial_ssthresh,
+        )  # fmt: skip
+    except (ValueError, SweepError) as e:
+        raise _Failure(f"error: {e}", 2) from e
+    try:
+        trace = conformance.compare(v.name, script)
+    except kernelbpf.KernelBpfError as e:
+        raise _Failure(f"error: {e}", 1) from e
+    window = v.algorithm.sim in conformance.WINDOW_ALGORITHMS
+    exact = window and v.avoidance == "reno"
+    problems = trace.mismatches(exact) + (trace.mismatches(True, startup_only=True) if window and not exact else [])
+    if as_json:
+        click.echo(json.dumps({**trace.__dict__, "exact": exact, "mismatches": problems}))
+    else:
+        rule = "equal after every ACK" if exact else "within one segment at the end of every round" + (", equal in startup" if window else "")
+        click.echo(f"{v.name} (kernel {v.kernel_name}) against startlab's {v.algorithm.sim} ({v.avoidance}): {len(trace.acks)} ACKs, {len(trace.rounds)} rounds, mss {trace.mss}")
+        for i in trace.rounds:
+            click.echo(f"  round ending at ACK {i:5d}: kernel cwnd {trace.kernel_cwnd[i]:6d}   Rust {trace.rust_cwnd[i]:10.3f}")
+        click.echo(f"windows {rule}: " + ("yes" if not problems else f"NO, {len(problems)} departures; first: {problems[0]}"))
+    if problems:
+        raise SystemExit(1)
 
 
 def _real(

@@ -44,34 +44,38 @@ class Comparison:
         return f"Comparison({', '.join(self.results)})"
 
     def plot_cwnd(self) -> Figure:
-        """cwnd of every flow of every run on one axes, labelled ``algorithm: flow``."""
+        """cwnd of every run overlaid, over the startup and over the whole run, each flow labelled
+        ``algorithm: flow`` with its startup exit marked with the reason, and its path's BDP and
+        BDP + buffer (:func:`startlab.plot.cwnd`); with more than four flows in all, each
+        algorithm's median flow and the worst su_loss (:func:`startlab.plot.pick`)."""
         import pandas as pd
+        from pandas.api.types import union_categoricals
 
         from . import plot
 
-        traces, flows = [], []
+        traces, facts = [], []
         for name, result in self.results.items():
+            fact = plot.startup_facts(result)
+            fact["flow"] = f"{name}: " + fact["flow"]
+            facts.append(fact)
             trace = result.traces.cwnd.copy()
-            trace["flow"] = f"{name}: " + trace["flow"].astype(str)
+            trace["flow"] = trace["flow"].cat.rename_categories(lambda flow, name=name: f"{name}: {flow}")
             traces.append(trace)
-            frame = result.flows[["flow", "mss"]].copy()
-            frame["flow"] = f"{name}: " + frame["flow"].astype(str)
-            flows.append(frame)
         trace = pd.concat(traces, ignore_index=True)
-        labels = list(pd.concat(flows)["flow"])
-        trace["flow"] = pd.Categorical(trace["flow"], categories=labels)
-        return plot.cwnd(trace, pd.concat(flows, ignore_index=True))
+        trace["flow"] = union_categoricals([t["flow"] for t in traces])
+        scenario = next(iter(self.results.values())).scenario
+        return plot.cwnd(trace, pd.concat(facts, ignore_index=True), scenario)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write the comparison table (Parquet, CSV) and the overlaid cwnd plot (PNG, SVG)."""
-        from .result import _save
+        from . import plot
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self.flows.to_parquet(out / "compare.parquet", index=False)
         self.flows.to_csv(out / "compare.csv", index=False)
         written = [out / "compare.parquet", out / "compare.csv"]
-        return written + _save(self.plot_cwnd(), out / "compare_cwnd")
+        return written + plot.save(self.plot_cwnd(), out / "compare_cwnd")
 
 
 def with_startup(scenario: Mapping[str, Any], algorithm: str | type) -> dict[str, Any]:

@@ -114,17 +114,38 @@ class KernelTcpError(TestbedError):
 
 
 def stack_name(stack: str) -> str:
-    """The canonical name (``kernel:cubic``) of a stack given as ``kernel:NAME`` or a bare ``NAME``;
-    an unknown one raises :class:`ValueError` listing the accepted names."""
+    """The canonical name (``kernel:cubic``, ``kernel:bpf-lss+cubic``) of a stack given as
+    ``kernel:NAME`` or a bare ``NAME``; an unknown one raises :class:`ValueError` listing the
+    accepted names."""
+    from . import kernelbpf
+
     if not isinstance(stack, str):
         raise ValueError(f"stack = {stack!r}: expected a name such as kernel:cubic")
     name = stack.strip().lower()
     if not name.startswith("kernel:"):
         name = f"kernel:{name}"
+    if name.startswith("kernel:bpf-"):
+        try:
+            return f"kernel:{kernelbpf.variant(name).name}"
+        except ValueError as e:
+            raise ValueError(f"stack = {stack!r}: {e}") from None
     if name not in STACKS:
         accepted = ", ".join(STACKS)
-        raise ValueError(f"stack = {stack!r}: unknown kernel stack; accepted: {accepted} (or the same without `kernel:`)")
+        raise ValueError(
+            f"stack = {stack!r}: unknown kernel stack; accepted: {accepted}, kernel:bpf-NAME[+cubic] (startlab kernel list), "
+            "or the same without `kernel:`"
+        )
     return name
+
+
+def stack_settings(name: str) -> tuple[str, int | None]:
+    """(the ``TCP_CONGESTION`` name, the ``tcp_cubic`` ``hystart`` parameter or None) of a
+    canonical stack name; a BPF algorithm's is its kernel name (``sl_lss_r``)."""
+    from . import kernelbpf
+
+    if name.startswith("kernel:bpf-"):
+        return kernelbpf.variant(name).kernel_name, None
+    return STACKS.get(name, ("", None))
 
 
 # --- the result --------------------------------------------------------------------------------
@@ -237,7 +258,7 @@ class KernelRun:
         window = [t for t in self.retransmits if seen.t_s - seen.srtt_s - slack <= t <= seen.t_s]
         cwnd = max(seen.cwnd_pkts, before.cwnd_pkts) if before is not None else seen.cwnd_pkts
         set_at = before.t_s if before is not None and self.source == "tcp_probe" else seen.t_s
-        name = STACKS.get(self.stack, ("", None))[0]
+        name = stack_settings(self.stack)[0] if self.stack.startswith("kernel:") else ""
         if window and name != "bbr":
             after = [t for t in window if before is None or t >= before.t_s]
             return (after[0] if after else set_at), ("timeout" if seen.cwnd_pkts <= 1 else "loss"), cwnd
@@ -600,9 +621,12 @@ class _Globals:
         _journal().write_text(json.dumps(self._params))
         _write(path, value)
 
-    def ensure_congestion_control(self, name: str) -> None:
+    def ensure_congestion_control(self, name: str, stack: str = "") -> None:
         available = _AVAILABLE.read_text().split()
         if name in available:
+            return
+        if stack.startswith("kernel:bpf-"):
+            self._load_bpf(stack)
             return
         module = f"tcp_{name}"
         if shutil.which("modprobe") is None:
@@ -623,6 +647,18 @@ class _Globals:
                 raise KernelTcpError(f"`modprobe -r {module}` failed: {gone.stderr.strip()}")
 
         self._undo.append((f"unload {module}", undo))
+
+    def _load_bpf(self, stack: str) -> None:
+        """Register a BPF algorithm for the run (unregistered by :meth:`restore`)."""
+        from . import kernelbpf
+
+        kernelbpf.recover()
+        try:
+            loaded = kernelbpf.load(stack)
+        except kernelbpf.KernelBpfError as e:
+            raise KernelTcpError(f"{stack}: {e}") from None
+        if loaded:
+            self._undo.append((f"unload {stack}", lambda: kernelbpf.unload(stack) and None))
 
     def add(self, what: str, undo: Callable[[], None]) -> None:
         self._undo.append((what, undo))
@@ -881,8 +917,9 @@ def run(
 ) -> KernelRun:
     """One Linux TCP transfer on the testbed ``tb`` (up) from the server namespace's sender to the
     client namespace's receiver listening on ``port``, with the congestion control of ``stack``
-    (``kernel:cubic``, ``kernel:cubic-nohystart``, ``kernel:reno``, ``kernel:bbr``, or a bare
-    name). It ends after ``size`` bytes or after ``duration`` seconds of sending, whichever comes
+    (``kernel:cubic``, ``kernel:cubic-nohystart``, ``kernel:reno``, ``kernel:bbr``, a BPF startup
+    algorithm ``kernel:bpf-NAME[+cubic]`` (registered for the run and unregistered after it,
+    docs/KERNEL-BPF.md), or a bare name). It ends after ``size`` bytes or after ``duration`` seconds of sending, whichever comes
     first (at least one of them is needed).
 
     ``initial_window`` sets ``initcwnd`` on the sender's route (None: the kernel's 10); ``ecn``
@@ -894,7 +931,7 @@ def run(
     arguments raise :class:`ValueError` naming the argument.
     """
     name = stack_name(stack)
-    congestion_control, hystart = STACKS[name]
+    congestion_control, hystart = stack_settings(name)
     _check(size, duration, port, initial_window, mss, source, poll)
     limit = timeout if timeout is not None else 60.0 + (duration or 0.0)
     if not tb.exists():
@@ -922,7 +959,7 @@ def _transfer(
     tb: Testbed, live: _Live, name: str, congestion_control: str, hystart: int | None, size: int | None, duration: float | None, port: int,
     initial_window: int | None, ecn: bool, mss: int | None, use_probe: bool, poll: float, limit: float,
 ) -> KernelRun:  # fmt: skip
-    live.globals.ensure_congestion_control(congestion_control)
+    live.globals.ensure_congestion_control(congestion_control, name)
     if hystart is not None:
         if not _HYSTART.exists():
             raise KernelTcpError(f"{_HYSTART} does not exist: this kernel's CUBIC has no HyStart switch")

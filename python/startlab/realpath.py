@@ -67,8 +67,14 @@ def parse_stacks(text: str) -> list[str]:
         if not part:
             continue
         name = part if part in STACKS or part.startswith("kernel:") else f"kernel:{part}"
-        if name not in STACKS:
-            raise ValueError(f"--stacks: {part!r} is not a stack; expected a comma-separated list of {', '.join(STACKS)}")
+        if name.startswith("kernel:bpf-"):
+            from .kerneltcp import stack_name
+
+            name = stack_name(name)  # a ValueError names the BPF algorithms
+        elif name not in STACKS:
+            raise ValueError(
+                f"--stacks: {part!r} is not a stack; expected a comma-separated list of {', '.join(STACKS)} or kernel:bpf-NAME[+cubic]"
+            )
         if name not in names:
             names.append(name)
     if not names:

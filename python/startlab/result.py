@@ -167,33 +167,31 @@ class Result:
         """Empirical CDF of a per-flow column (throughput, completion_time, ...), one line per group."""
         from . import plot
 
-        return plot.cdf(self.flows, column, by, measured)
+        return plot.cdf(self.flows, column, by, measured, self.scenario)
 
     def plot_cwnd(self, flows: str | Iterable[str] | None = None) -> Figure:
-        """Congestion window (and ssthresh, dotted) in segments over time; all flows by default."""
-        import pandas as pd
-
+        """cwnd and ssthresh in segments over the startup and over the whole run, with the path's
+        BDP and BDP + buffer and each startup exit marked with its reason (:func:`startlab.plot.cwnd`);
+        by default every flow, or for more than four the ones :func:`startlab.plot.pick` chooses."""
         from . import plot
 
-        # The cwnd trace also names [[users]] slots (``group/k``), which have no per-flow row: their
-        # MSS comes from the resolved scenario.
-        users = [(f"{u['name']}/{k}", u["tcp"]["mss"]) for u in self.scenario.get("users", ()) for k in range(u["count"])]
-        table = self.flows[["flow", "mss"]] if "flow" in self.flows else pd.DataFrame(columns=["flow", "mss"])
-        if users:
-            table = pd.concat([table, pd.DataFrame(users, columns=["flow", "mss"])], ignore_index=True)
-        return plot.cwnd(self.traces.cwnd, table, flows)
+        return plot.cwnd(self.traces.cwnd, plot.startup_facts(self), self.scenario, flows)
 
-    def plot_sequence(self, flow: str | None = None) -> Figure:
-        """Sequence plot of one flow (the first by default); drops are red crosses."""
+    def plot_sequence(self, flow: str | Iterable[str] | None = None) -> Figure:
+        """Sequence plot in segments, one row per flow: sent, cumulative ACK, retransmissions and
+        drops at their drop time, over the startup and over the whole run
+        (:func:`startlab.plot.sequence`); flows chosen as for :meth:`plot_cwnd`."""
         from . import plot
 
-        return plot.sequence(self.traces.seq, flow)
+        return plot.sequence(self.traces.seq, plot.startup_facts(self), self.scenario, flow)
 
     def plot_queue(self, links: str | Iterable[str] | None = None) -> Figure:
-        """Queue occupancy over time; by default the link(s) with the highest ``max_queue``."""
+        """Queue occupancy over the startup and over the whole run, with the buffer limit and the
+        startup shaded (:func:`startlab.plot.queue`); by default the link(s) with the highest
+        ``max_queue``."""
         from . import plot
 
-        return plot.queue(self.traces.queue, self.links, links)
+        return plot.queue(self.traces.queue, self.links, plot.startup_facts(self), self.scenario, links)
 
     def plot_packets(self, link: str | None = None, flow: str | None = None) -> Figure:
         """Sequence plot at a router from the packet trace (``[trace.packets]``): the data packets
@@ -201,16 +199,16 @@ class Result:
         ``link`` (a link direction ``NAME:FROM->TO``, the first traced by default)."""
         from . import plot
 
-        return plot.packets(self.traces.packets, link, flow)
+        return plot.packets(self.traces.packets, link, flow, self.scenario)
 
     def plot_probes(self) -> Figure:
         """Gap difference and train rate against the source gap for every packet-train probe (the
         Paced Start paper's Fig. 1)."""
-        from . import plot
-
         import pandas as pd
 
-        return plot.probes(self.probes if self.probes is not None else pd.DataFrame(columns=list(_PROBE_COLUMNS)))
+        from . import plot
+
+        return plot.probes(self.probes if self.probes is not None else pd.DataFrame(columns=list(_PROBE_COLUMNS)), self.scenario)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet and CSV), the resolved scenario, stats and plots (PNG and SVG).
@@ -221,6 +219,8 @@ class Result:
         ``.svg``, and ``cdf_throughput`` for runs of 10 flows or more. A trace the scenario disabled is neither written nor plotted. Returns the paths
         written.
         """
+        from . import plot
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue, "packets": self.traces.packets}
@@ -248,12 +248,12 @@ class Result:
         }
         for name, (frame, draw) in plots.items():
             if not frame.empty:
-                written += _save(draw(), out / name)
+                written += plot.save(draw(), out / name)
         if self.probes is not None and not self.probes.empty:
-            written += _save(self.plot_probes(), out / "probes")
+            written += plot.save(self.plot_probes(), out / "probes")
         # A scenario of cross traffic alone has an empty flows table without columns.
         if "throughput" in self.flows and self.flows["throughput"].notna().sum() >= _CDF_MIN_FLOWS:
-            written += _save(self.plot_cdf(), out / "cdf_throughput")
+            written += plot.save(self.plot_cdf(), out / "cdf_throughput")
         return written
 
 
@@ -292,17 +292,6 @@ def _copy_streamed(source: Path, stem: Path) -> list[Path]:
             if target.resolve() == source.resolve():
                 continue
             con.execute(f"COPY (SELECT * FROM {file_relation(source)}) TO '{str(target).replace(chr(39), chr(39) * 2)}' ({options})")
-    return paths
-
-
-def _save(figure: Figure, stem: Path) -> list[Path]:
-    """Save a figure as ``stem.png`` and ``stem.svg``, without time stamps or random ids."""
-    import matplotlib
-
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    with matplotlib.rc_context({"svg.hashsalt": "startlab"}):
-        figure.savefig(paths[0], dpi=150)
-        figure.savefig(paths[1], metadata={"Date": None})
     return paths
 
 

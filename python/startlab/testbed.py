@@ -221,6 +221,13 @@ class Testbed:
         A bad scenario raises :class:`startlab.ScenarioError` naming the key."""
         if not self._up:
             raise TestbedError("the testbed is not up")
+        if shutil.which("ethtool") is None:
+            # Measured: without it the veths keep checksum offload, the router forwards TCP
+            # segments as captured (checksum not yet filled in) and the receiver drops every one.
+            raise TestbedError(
+                "the router needs ethtool to turn the veths' offloads off (otherwise every forwarded TCP segment "
+                "arrives with an unfinished checksum and is dropped); Debian: apt-get install ethtool"
+            )
         if self._router is not None:
             self.stop_router()
         setup = {

@@ -1,7 +1,7 @@
 //! Algorithm declarations: each plug-in states, in its own file next to its state machine, its
 //! name, summary, source and typed parameters (kind, default, help, valid range) and how it is
 //! built from them. The scenario check, `startlab algorithms`, the docs table and the simulator's
-//! construction are all derived from these declarations (`startup::DECLS`, `avoidance::INFOS`).
+//! construction are all derived from these declarations (`startup::DECLS`, `avoidance::DECLS`).
 //!
 //! A parameter is a typed constant ([`Param`]): the declaration lists it and the builder reads it
 //! with [`Params::get`], so a name is written once and a builder cannot read a parameter under a
@@ -43,6 +43,8 @@ pub enum Range {
     Above(f64),
     /// From the first to the second, both included.
     Between(f64, f64),
+    /// Between the first and the second, both excluded (CUBIC's `β_cubic`, in (0, 1)).
+    StrictlyBetween(f64, f64),
 }
 
 impl Range {
@@ -53,6 +55,7 @@ impl Range {
             Range::AtLeast(lo) => x >= lo,
             Range::Above(lo) => x > lo,
             Range::Between(lo, hi) => (lo..=hi).contains(&x),
+            Range::StrictlyBetween(lo, hi) => lo < x && x < hi,
         }
     }
 
@@ -68,6 +71,7 @@ impl Range {
             Range::AtLeast(lo) => Some(format!("at least {}", value(lo))),
             Range::Above(lo) => Some(if lo == 0.0 { "positive".into() } else { format!("above {}", value(lo)) }),
             Range::Between(lo, hi) => Some(format!("from {} to {}", value(lo), value(hi))),
+            Range::StrictlyBetween(lo, hi) => Some(format!("between {} and {}, both excluded", value(lo), value(hi))),
         }
     }
 }
@@ -277,7 +281,8 @@ impl<'a> Params<'a> {
     }
 }
 
-/// What a startup algorithm may need from its flow's TCP settings to be checked and built.
+/// What an algorithm (startup or avoidance) may need from its flow's TCP settings to be checked
+/// and built.
 #[derive(Clone, Copy, Debug)]
 pub struct FlowContext {
     /// Segment size, bytes.
@@ -328,4 +333,18 @@ pub type Check = fn(&Params<'_>, &FlowContext, given: &dyn Fn(&str) -> bool) -> 
 /// No further checks.
 pub fn no_check(_: &Params<'_>, _: &FlowContext, _: &dyn Fn(&str) -> bool) -> Result<(), ParamError> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_open_interval_excludes_both_bounds() {
+        let r = Range::StrictlyBetween(0.0, 1.0);
+        assert!(r.contains(0.7) && r.contains(1e-9));
+        assert!(!r.contains(0.0) && !r.contains(1.0) && !r.contains(-0.1) && !r.contains(1.5));
+        assert_eq!(r.describe().as_deref(), Some("between 0 and 1, both excluded"));
+        assert!(Range::Between(0.0, 1.0).contains(1.0), "a closed interval keeps its bounds");
+    }
 }

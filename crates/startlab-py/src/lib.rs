@@ -89,6 +89,42 @@ fn algorithms() -> PyResult<String> {
     serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
+/// One ACK fed to [`controller_trace`]: (time ns, bytes newly acknowledged, ACK point, SND.NXT,
+/// RTT sample ns or -1, bytes in flight after the ACK).
+type ScriptedAck = (u64, u64, u64, u64, i64, u64);
+
+/// Feeds `acks` to the congestion controller the simulator builds for the scenario's first flow
+/// (its startup and avoidance algorithms, initial window, initial ssthresh) and returns, after
+/// each ACK, (cwnd bytes, ssthresh bytes or inf, still in startup). The BPF conformance test
+/// (startlab.conformance) compares a kernel's window on the same ACKs with this.
+#[pyfunction]
+#[pyo3(signature = (text, acks, format = "toml"))]
+fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResult<Vec<(f64, f64, bool)>> {
+    let scenario = parse(text, format, None)?;
+    let Some(mut cc) = guarded("building the controller", || startlab_sim::flow_controller(&scenario, 0))? else {
+        return Err(ScenarioError::new_err("flows: the scenario needs a [[flows]] entry (its first flow's controller is traced)"));
+    };
+    let mut out = Vec::with_capacity(acks.len());
+    for (now, newly_acked, ack_seq, snd_nxt, rtt, flight_size) in acks {
+        let ack = startlab_cc::AckEvent {
+            now: startlab_sim::Time(now),
+            newly_acked,
+            ack_seq,
+            snd_nxt,
+            rtt: u64::try_from(rtt).ok().map(startlab_sim::Dur),
+            flight_size,
+            cwnd_limited: true,
+            acked_segments: 1,
+            timer_triggered: false,
+            delivered: ack_seq,
+            rate_sample: None,
+        };
+        guarded("feeding the controller", || cc.on_ack(&ack))?;
+        out.push((cc.cwnd(), cc.ssthresh().as_f64(), cc.phase() == startlab_cc::Phase::SlowStart && cc.startup_exit().is_none()));
+    }
+    Ok(out)
+}
+
 /// One simulation of one scenario.
 #[pyclass(module = "startlab._core")]
 struct Simulation {
@@ -356,6 +392,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(controller_trace, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(router::router_run, m)?)?;
     m.add_function(wrap_pyfunction!(net::udp_key, m)?)?;

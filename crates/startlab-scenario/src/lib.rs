@@ -548,30 +548,6 @@ pub enum AckSpec {
     },
 }
 
-/// CUBIC's parameters (RFC 9438, ALGORITHMS.md §9.1; defaults in `startlab_cc::avoidance::INFOS`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct CubicSpec {
-    /// `C`, segments/s³ (`tcp.cubic_c`, default 0.4); positive.
-    pub c: f64,
-    /// `β_cubic` (`tcp.cubic_beta`, default 0.7); between 0 and 1.
-    pub beta: f64,
-    /// RFC 9438 §4.7 fast convergence (`tcp.cubic_fast_convergence`, default true).
-    pub fast_convergence: bool,
-    /// What ssthresh after a loss is `β_cubic` times (`tcp.cubic_ssthresh_from`, default cwnd).
-    pub ssthresh_from: LossWindowFrom,
-}
-
-/// The window the ssthresh after a congestion event is computed from: CUBIC's (ALGORITHMS.md §9.3,
-/// `tcp.cubic_ssthresh_from`) and Reno's (`tcp.reno_ssthresh_from`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LossWindowFrom {
-    /// `"cwnd"`: Linux `bictcp_recalc_ssthresh` (CUBIC); ns-2's `TcpAgent` window halving (Reno).
-    Cwnd,
-    /// `"flight-size"`: RFC 9438 §4.6 (CUBIC) and RFC 5681 eq. 4 (Reno) as written.
-    FlightSize,
-}
-
 /// TCP options of a flow.
 #[derive(Clone, Debug, Serialize)]
 pub struct TcpSpec {
@@ -579,13 +555,10 @@ pub struct TcpSpec {
     pub recovery: RecoverySpec,
     /// PRR's reduction bound (used with `recovery = "prr"`).
     pub prr_bound: PrrBoundSpec,
-    /// Avoidance algorithm name.
-    pub congestion_avoidance: String,
-    /// CUBIC's parameters when `congestion_avoidance = "cubic"`, else `None`.
-    pub cubic: Option<CubicSpec>,
-    /// With `congestion_avoidance = "reno"`, the window halved after a congestion event
-    /// (`tcp.reno_ssthresh_from`, default FlightSize as RFC 5681); `None` for other algorithms.
-    pub reno_ssthresh_from: Option<LossWindowFrom>,
+    /// The avoidance algorithm (`tcp.congestion_avoidance`) and its parameters (its keys of the
+    /// `tcp` table); written into the resolved `tcp` table as those keys.
+    #[serde(flatten)]
+    pub avoidance: AvoidanceSpec,
     /// Payload bytes per segment.
     pub mss: u64,
     /// TCP/IP header bytes added on the wire to each segment; an ACK is `header` bytes.
@@ -709,7 +682,8 @@ impl TcpSpec {
         }
     }
 
-    /// What a startup algorithm may read of these settings (`startlab_cc::decl::FlowContext`).
+    /// What a startup or avoidance algorithm may read of these settings
+    /// (`startlab_cc::decl::FlowContext`).
     pub fn flow_context(&self) -> startlab_cc::decl::FlowContext {
         startlab_cc::decl::FlowContext {
             mss: self.mss,
@@ -752,6 +726,35 @@ impl StartupSpec {
     /// The algorithm's declaration.
     pub fn decl(&self) -> &'static startlab_cc::startup::StartupDecl {
         registry::startup(self.algorithm).expect("a resolved startup is declared")
+    }
+}
+
+/// Congestion-avoidance algorithm and its parameters, checked against its declaration
+/// (`startlab_cc::avoidance::DECLS`), every default filled in. Its parameters are keys of the
+/// flow's `tcp` table, and the resolved scenario writes them there, beside
+/// `congestion_avoidance = NAME`, as a scenario does.
+#[derive(Clone, Debug, Serialize)]
+pub struct AvoidanceSpec {
+    /// Scenario name of the algorithm (`tcp.congestion_avoidance`).
+    #[serde(rename = "congestion_avoidance")]
+    pub algorithm: &'static str,
+    /// Every parameter of the algorithm, by key (`cubic_c`, `reno_ssthresh_from`, ...).
+    #[serde(flatten)]
+    pub params: std::collections::BTreeMap<&'static str, registry::ParamValue>,
+}
+
+impl AvoidanceSpec {
+    /// Scenario name of the algorithm.
+    pub fn name(&self) -> &'static str {
+        self.algorithm
+    }
+    /// The parameters, read by their typed declarations (`startlab_cc::decl::Param`).
+    pub fn params(&self) -> startlab_cc::decl::Params<'_> {
+        startlab_cc::decl::Params::new(&self.params)
+    }
+    /// The algorithm's declaration.
+    pub fn decl(&self) -> &'static startlab_cc::avoidance::AvoidanceDecl {
+        registry::avoidance(self.algorithm).expect("a resolved avoidance is declared")
     }
 }
 

@@ -151,11 +151,14 @@ pub struct Tcp {
     pub recovery: Option<String>,
     pub prr_bound: Option<String>,
     pub congestion_avoidance: Option<String>,
-    pub cubic_c: Option<f64>,
-    pub cubic_beta: Option<f64>,
-    pub cubic_fast_convergence: Option<bool>,
-    pub cubic_ssthresh_from: Option<String>,
-    pub reno_ssthresh_from: Option<String>,
+    // The avoidance algorithms' parameters (`startlab_cc::avoidance::DECLS`), as written: `resolve`
+    // parses each by its declared kind. Every declared parameter is a key here (a test checks it);
+    // `avoidance_params` lists them.
+    pub cubic_c: Option<serde_json::Value>,
+    pub cubic_beta: Option<serde_json::Value>,
+    pub cubic_fast_convergence: Option<serde_json::Value>,
+    pub cubic_ssthresh_from: Option<serde_json::Value>,
+    pub reno_ssthresh_from: Option<serde_json::Value>,
     pub mss: Option<BytesV>,
     pub header: Option<BytesV>,
     pub initial_window: Option<u64>,
@@ -181,6 +184,23 @@ pub struct Tcp {
     pub ecn: Option<bool>,
     pub startup_after_idle: Option<bool>,
     pub startup_min_response: Option<Amount>,
+}
+
+impl Tcp {
+    /// The avoidance parameters this table writes, by key (checked against the declarations by
+    /// `resolve`).
+    pub fn avoidance_params(&self) -> BTreeMap<&'static str, &serde_json::Value> {
+        [
+            ("cubic_c", &self.cubic_c),
+            ("cubic_beta", &self.cubic_beta),
+            ("cubic_fast_convergence", &self.cubic_fast_convergence),
+            ("cubic_ssthresh_from", &self.cubic_ssthresh_from),
+            ("reno_ssthresh_from", &self.reno_ssthresh_from),
+        ]
+        .into_iter()
+        .filter_map(|(key, v)| Some((key, v.as_ref()?)))
+        .collect()
+    }
 }
 
 #[derive(Deserialize, Debug)]

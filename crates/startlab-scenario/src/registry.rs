@@ -1,6 +1,6 @@
 //! The registry of algorithms: every startup and avoidance algorithm with a one-line summary, its
 //! source, and its parameters with their kinds, defaults and ranges. Each algorithm declares
-//! itself next to its state machine in startlab-cc (`startup::DECLS`, `avoidance::INFOS`); this
+//! itself next to its state machine in startlab-cc (`startup::DECLS`, `avoidance::DECLS`); this
 //! module reads those declarations. Scenario checking is driven by them (unknown, ill-typed or
 //! out-of-range parameters are refused with the key path), `startlab algorithms` prints them, and
 //! `startlab.algorithms()` returns them.
@@ -8,6 +8,7 @@
 use startlab_units::{parse_bytes, parse_dur, parse_pkts, parse_rate};
 
 pub use startlab_cc::decl::{AlgorithmInfo, ParamInfo, ParamKind, ParamValue, Range};
+pub use startlab_cc::avoidance::AvoidanceDecl;
 pub use startlab_cc::startup::{StartupDecl, DECLS, QS_MIN_RATE_BPS};
 
 /// Every startup algorithm's registry entry, in registry order (declared next to each state
@@ -17,9 +18,15 @@ pub fn startups() -> impl Iterator<Item = &'static AlgorithmInfo> {
     DECLS.iter().copied().chain(startlab_cc::startup::plugin::all()).map(|d| &d.info)
 }
 
-/// Every avoidance algorithm's registry entry (`startlab_cc::avoidance::INFOS`).
+/// Every avoidance algorithm's registry entry, in registry order (declared next to each state
+/// machine: `startlab_cc::avoidance::DECLS`).
 pub fn avoidances() -> impl Iterator<Item = &'static AlgorithmInfo> {
-    startlab_cc::avoidance::INFOS.iter().copied()
+    startlab_cc::avoidance::DECLS.iter().map(|d| &d.info)
+}
+
+/// The avoidance algorithm named `name`.
+pub fn avoidance(name: &str) -> Option<&'static AvoidanceDecl> {
+    startlab_cc::avoidance::decl(name)
 }
 
 /// The startup algorithm named `name`.
@@ -106,6 +113,34 @@ mod tests {
             }
             assert_eq!((d.check)(&params, &cx, &|_| false), Ok(()), "{}: its defaults fail its own check", d.info.name);
             assert_eq!(d.instantiate(&params, &cx).name(), d.info.name, "{} builds another algorithm", d.info.name);
+        }
+    }
+
+    #[test]
+    fn every_declared_avoidance_builds_from_its_defaults_under_its_own_name() {
+        use startlab_cc::avoidance::{Avoidance, CubicConfig, Reno};
+        let cx = startlab_cc::decl::FlowContext {
+            mss: 1448,
+            header: 52,
+            initial_window: 10,
+            acks: startlab_cc::startup::AckCounting::PerPacket,
+            handshake: false,
+            infinite_ssthresh: true,
+        };
+        for d in startlab_cc::avoidance::DECLS {
+            assert_eq!(d.info.role, "avoidance");
+            let values: std::collections::BTreeMap<_, _> = d.info.params.iter().map(|p| (p.name, default_value(p, cx.mss))).collect();
+            for p in d.info.params {
+                let x = values[p.name].as_f64();
+                assert!(x.is_none_or(|x| p.range.contains(x)), "{}.{}: the default is out of its own range", d.info.name, p.name);
+            }
+            let built = d.instantiate(&startlab_cc::decl::Params::new(&values), &cx);
+            assert_eq!(built.name(), d.info.name, "{} builds another algorithm", d.info.name);
+            // The declared defaults are the state machines' own (RFC 5681, RFC 9438).
+            match built {
+                Avoidance::Reno(r) => assert_eq!(r.ssthresh_from, Reno::default().ssthresh_from),
+                Avoidance::Cubic(c) => assert_eq!(*c.config(), CubicConfig::default()),
+            }
         }
     }
 

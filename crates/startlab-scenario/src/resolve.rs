@@ -1235,26 +1235,38 @@ fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Va
             return err(format!("{p}.{key}"), format!("is not a parameter of {name:?} ({hint})"));
         }
     }
-    let mut params = std::collections::BTreeMap::new();
-    for q in info.params {
-        let value = match t.get(q.name) {
-            Some(v) => crate::registry::parse_param(q.kind, v, mss).map_err(|m| ScenarioError::new(format!("{p}.{}", q.name), m))?,
-            None => crate::registry::default_value(q, mss),
-        };
-        // Windows in bytes, rates as written in scenarios ("80kbps").
-        let written = |x: f64| match q.kind {
-            crate::registry::ParamKind::Window => format!("{x} bytes"),
-            crate::registry::ParamKind::Rate => rate_text(x),
-            _ => x.to_string(),
-        };
-        if let (Some(x), Some(range)) = (value.as_f64(), q.range.describe_with(written)) {
-            if !q.range.contains(x) {
-                return err(format!("{p}.{}", q.name), format!("{} is out of range; expected {range}", written(x)));
-            }
-        }
-        params.insert(q.name, value);
-    }
+    let params = info.params.iter().map(|q| Ok((q.name, param_value(p, q, t.get(q.name), mss)?))).collect::<R<_>>()?;
     Ok(StartupSpec { algorithm: info.name, params })
+}
+
+/// A declared parameter's value: `given` (written under `{p}.{name}`) parsed by its kind and
+/// checked against its range, else its default.
+fn param_value(p: &str, q: &crate::registry::ParamInfo, given: Option<&serde_json::Value>, mss: u64) -> R<crate::registry::ParamValue> {
+    let value = match given {
+        Some(v) => crate::registry::parse_param(q.kind, v, mss).map_err(|m| ScenarioError::new(format!("{p}.{}", q.name), m))?,
+        None => crate::registry::default_value(q, mss),
+    };
+    // Windows in bytes, rates as written in scenarios ("80kbps").
+    let written = |x: f64| match q.kind {
+        crate::registry::ParamKind::Window => format!("{x} bytes"),
+        crate::registry::ParamKind::Rate => rate_text(x),
+        _ => x.to_string(),
+    };
+    if let (Some(x), Some(range)) = (value.as_f64(), q.range.describe_with(written)) {
+        if !q.range.contains(x) {
+            return err(format!("{p}.{}", q.name), format!("{} is out of range; expected {range}", written(x)));
+        }
+    }
+    Ok(value)
+}
+
+/// `names` quoted and joined: `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn quoted_alternatives(names: impl IntoIterator<Item = &'static str>) -> String {
+    let quoted: Vec<_> = names.into_iter().map(|n| format!("{n:?}")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// A rate in bit/s as a scenario writes it: "80kbps", "1.5Mbps".
@@ -1286,35 +1298,29 @@ fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String,
     (decl.check)(&s.params(), &tcp.flow_context(), &given).map_err(|e| ScenarioError::new(format!("{p}.{}", e.key), e.message))
 }
 
-/// CUBIC's keys of the `tcp` table: refused with another avoidance algorithm, defaults as in
-/// `startlab_cc::avoidance::INFOS` (checked by a test).
-fn cubic(p: &str, t: &raw::Tcp, avoidance: &str) -> R<Option<CubicSpec>> {
-    if avoidance != "cubic" {
-        let given = [
-            ("cubic_c", t.cubic_c.is_some()),
-            ("cubic_beta", t.cubic_beta.is_some()),
-            ("cubic_fast_convergence", t.cubic_fast_convergence.is_some()),
-            ("cubic_ssthresh_from", t.cubic_ssthresh_from.is_some()),
-        ];
-        return match given.iter().find(|(_, set)| *set) {
-            Some((key, _)) => err(format!("{p}.{key}"), "only applies to congestion_avoidance = \"cubic\""),
-            None => Ok(None),
-        };
-    }
-    let c = t.cubic_c.unwrap_or(0.4);
-    if !(c.is_finite() && c > 0.0) {
-        return err(format!("{p}.cubic_c"), format!("{c} is not valid; expected a positive number (segments/s³)"));
-    }
-    let beta = t.cubic_beta.unwrap_or(0.7);
-    if !(beta > 0.0 && beta < 1.0) {
-        return err(format!("{p}.cubic_beta"), format!("{beta} is not valid; expected a number between 0 and 1, both excluded"));
-    }
-    let ssthresh_from = match t.cubic_ssthresh_from.as_deref().unwrap_or("cwnd") {
-        "cwnd" => LossWindowFrom::Cwnd,
-        "flight-size" => LossWindowFrom::FlightSize,
-        other => return err(format!("{p}.cubic_ssthresh_from"), format!("{other:?} is not known; expected \"cwnd\" or \"flight-size\"")),
+/// `tcp.congestion_avoidance` and the avoidance parameters of the `tcp` table `p`, checked against
+/// the declarations (`startlab_cc::avoidance::DECLS`): a parameter of another algorithm is refused,
+/// the chosen algorithm's are parsed by their kinds and checked against their ranges as a
+/// startup's are, and its defaults filled in.
+fn avoidance(p: &str, t: &raw::Tcp, mss: u64) -> R<AvoidanceSpec> {
+    let decls = startlab_cc::avoidance::DECLS;
+    let name = t.congestion_avoidance.as_deref().unwrap_or("reno");
+    let Some(decl) = crate::registry::avoidance(name) else {
+        let known = quoted_alternatives(decls.iter().map(|d| d.info.name));
+        return err(format!("{p}.congestion_avoidance"), format!("{name:?} is not known; expected {known}"));
     };
-    Ok(Some(CubicSpec { c, beta, fast_convergence: t.cubic_fast_convergence.unwrap_or(true), ssthresh_from }))
+    let given = t.avoidance_params();
+    for key in given.keys() {
+        if !decl.info.params.iter().any(|q| q.name == *key) {
+            let owners = quoted_alternatives(decls.iter().filter(|d| d.info.params.iter().any(|q| q.name == *key)).map(|d| d.info.name));
+            if owners.is_empty() {
+                return err(format!("{p}.{key}"), format!("is not a parameter of any avoidance algorithm ({:?} takes none of that name)", decl.info.name));
+            }
+            return err(format!("{p}.{key}"), format!("only applies to congestion_avoidance = {owners}"));
+        }
+    }
+    let params = decl.info.params.iter().map(|q| Ok((q.name, param_value(p, q, given.get(q.name).copied(), mss)?))).collect::<R<_>>()?;
+    Ok(AvoidanceSpec { algorithm: decl.info.name, params })
 }
 
 fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
@@ -1344,25 +1350,11 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     if t.prr_bound.is_some() && recovery != RecoverySpec::Prr {
         return err(format!("{p}.prr_bound"), "applies only to recovery = \"prr\" (\"linux\" has Linux's own bound)");
     }
-    let congestion_avoidance = match t.congestion_avoidance.as_deref().unwrap_or("reno") {
-        "reno" => "reno".to_string(),
-        "cubic" => "cubic".to_string(),
-        other => return err(format!("{p}.congestion_avoidance"), format!("{other:?} is not known; expected \"reno\" or \"cubic\"")),
-    };
-    let cubic = cubic(p, &t, &congestion_avoidance)?;
-    let reno_ssthresh_from = match (congestion_avoidance.as_str(), t.reno_ssthresh_from.as_deref()) {
-        ("reno", None | Some("flight-size")) => Some(LossWindowFrom::FlightSize),
-        ("reno", Some("cwnd")) => Some(LossWindowFrom::Cwnd),
-        ("reno", Some(other)) => {
-            return err(format!("{p}.reno_ssthresh_from"), format!("{other:?} is not known; expected \"flight-size\" or \"cwnd\""))
-        }
-        (_, None) => None,
-        (_, Some(_)) => return err(format!("{p}.reno_ssthresh_from"), "only applies to congestion_avoidance = \"reno\""),
-    };
     let mss = t.mss.map_or(1448, |b| b.0);
     if !(1..=65_535).contains(&mss) {
         return err(format!("{p}.mss"), "must be between 1B and 65535B");
     }
+    let avoidance = avoidance(p, &t, mss)?;
     let header = t.header.map_or(40, |b| b.0);
     if header > 65_535 {
         return err(format!("{p}.header"), "must be at most 65535B");
@@ -1463,9 +1455,7 @@ fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     Ok(TcpSpec {
         recovery,
         prr_bound,
-        congestion_avoidance,
-        cubic,
-        reno_ssthresh_from,
+        avoidance,
         mss,
         header,
         initial_window,

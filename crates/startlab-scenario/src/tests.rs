@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeMap;
 
 const EXAMPLE: &str = r#"
 seed = 1
@@ -96,48 +97,101 @@ fn syntax_errors_are_one_line_with_a_position() {
     assert!(!e.to_string().contains('\n'), "{e}");
 }
 
+/// The resolved avoidance parameters, by key.
+fn avoidance_params(text: &str) -> (&'static str, BTreeMap<&'static str, registry::ParamValue>) {
+    let tcp = from_toml(text).unwrap().flows.remove(0).tcp;
+    (tcp.avoidance.name(), tcp.avoidance.params)
+}
+
+/// The declared defaults of avoidance algorithm `name`, as the scenario parses them.
+fn declared_defaults(name: &str) -> BTreeMap<&'static str, registry::ParamValue> {
+    let info = registry::avoidances().find(|a| a.name == name).expect("registered");
+    info.params.iter().map(|p| (p.name, registry::default_value(p, 1000))).collect()
+}
+
 #[test]
 fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
+    use registry::ParamValue::{Bool, Choice, Number};
     let cubic = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\",");
-    let s = from_toml(&cubic).unwrap();
-    let tcp = &s.flows[0].tcp;
-    assert_eq!(tcp.congestion_avoidance, "cubic");
-    let spec = tcp.cubic.expect("cubic parameters are filled in");
-    // The defaults agree with the registry entry that documents them.
-    let info = registry::avoidances().find(|a| a.name == "cubic").expect("cubic is registered");
-    let default = |name: &str| registry::default_value(info.params.iter().find(|p| p.name == name).unwrap(), 1000);
-    assert_eq!(default("cubic_c"), registry::ParamValue::Number(spec.c));
-    assert_eq!(default("cubic_beta"), registry::ParamValue::Number(spec.beta));
-    assert_eq!(default("cubic_fast_convergence"), registry::ParamValue::Bool(spec.fast_convergence));
-    assert_eq!(default("cubic_ssthresh_from"), registry::ParamValue::Choice("cwnd".into()));
-    assert_eq!(spec.ssthresh_from, LossWindowFrom::Cwnd);
-    assert_eq!(from_toml(EXAMPLE).unwrap().flows[0].tcp.cubic, None, "reno has no cubic parameters");
+    let (name, params) = avoidance_params(&cubic);
+    assert_eq!(name, "cubic");
+    // Every parameter is filled in with the default its declaration documents.
+    assert_eq!(params, declared_defaults("cubic"));
+    assert_eq!(params["cubic_c"], Number(0.4));
+    assert_eq!(params["cubic_beta"], Number(0.7));
+    assert_eq!(params["cubic_fast_convergence"], Bool(true));
+    assert_eq!(params["cubic_ssthresh_from"], Choice("cwnd".into()));
+    let (name, params) = avoidance_params(EXAMPLE);
+    assert_eq!(name, "reno", "reno by default");
+    assert!(!params.contains_key("cubic_c"), "reno has no cubic parameters");
 
     let set = cubic.replace(
         "congestion_avoidance = \"cubic\",",
         "congestion_avoidance = \"cubic\", cubic_c = 1, cubic_beta = 0.5, cubic_fast_convergence = false, cubic_ssthresh_from = \"flight-size\",",
     );
-    let spec = from_toml(&set).unwrap().flows[0].tcp.cubic.unwrap();
-    assert_eq!((spec.c, spec.beta, spec.fast_convergence, spec.ssthresh_from), (1.0, 0.5, false, LossWindowFrom::FlightSize));
+    let (_, params) = avoidance_params(&set);
+    let got: Vec<_> = params.values().cloned().collect();
+    assert_eq!(got, [Number(0.5), Number(1.0), Bool(false), Choice("flight-size".into())], "in key order: {params:?}");
 
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
     assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
     assert!(e.message.contains("\"reno\" or \"cubic\""), "{e}");
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", cubic_beta = 0.8,"));
     assert_eq!(e.path, "flows[0].tcp.cubic_beta", "a cubic key with reno is refused");
-    assert!(e.message.contains("congestion_avoidance = \"cubic\""), "{e}");
-    for (bad, path) in [
-        ("cubic_beta = 1.0", "cubic_beta"),
-        ("cubic_beta = 0", "cubic_beta"),
-        ("cubic_c = 0", "cubic_c"),
-        ("cubic_c = -0.4", "cubic_c"),
-        ("cubic_ssthresh_from = \"pipe\"", "cubic_ssthresh_from"),
+    assert!(e.message.contains("only applies to congestion_avoidance = \"cubic\""), "{e}");
+    for (bad, path, words) in [
+        ("cubic_beta = 1.0", "cubic_beta", "1 is out of range; expected between 0 and 1, both excluded"),
+        ("cubic_beta = 0", "cubic_beta", "0 is out of range; expected between 0 and 1, both excluded"),
+        ("cubic_c = 0", "cubic_c", "0 is out of range; expected positive"),
+        ("cubic_c = -0.4", "cubic_c", "-0.4 is out of range; expected positive"),
+        ("cubic_ssthresh_from = \"pipe\"", "cubic_ssthresh_from", "expected one of \"cwnd\", \"flight-size\""),
+        ("cubic_fast_convergence = 1", "cubic_fast_convergence", "expected true or false"),
+        ("cubic_c = \"0.4\"", "cubic_c", "\"0.4\" is not valid; expected a number"),
     ] {
         let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", &format!("congestion_avoidance = \"cubic\", {bad},")));
         assert_eq!(e.path, format!("flows[0].tcp.{path}"), "{bad}: {e}");
+        assert!(e.message.contains(words), "{bad}: {e}");
     }
-    let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", "congestion_avoidance = \"cubic\", cubic_c = \"0.4\","));
-    assert_eq!(e.path, "flows[0].tcp.cubic_c", "a string is not a number: {e}");
+}
+
+#[test]
+fn every_declared_avoidance_parameter_is_a_key_of_the_tcp_table() {
+    // raw::Tcp lists the avoidance keys; a parameter declared but missing there would be an
+    // unknown field. Each is accepted with its algorithm and refused with the others.
+    for d in startlab_cc::avoidance::DECLS {
+        for p in d.info.params {
+            let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", d.info.name, p.name, p_toml(p)));
+            let (_, params) = avoidance_params(&text);
+            assert_eq!(params[p.name], registry::default_value(p, 1000), "{}.{}", d.info.name, p.name);
+            for other in startlab_cc::avoidance::DECLS.iter().filter(|o| !o.info.params.iter().any(|q| q.name == p.name)) {
+                let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", other.info.name, p.name, p_toml(p)));
+                let e = refused(&text);
+                assert_eq!(e.path, format!("flows[0].tcp.{}", p.name));
+                assert_eq!(e.message, format!("only applies to congestion_avoidance = \"{}\"", d.info.name));
+            }
+        }
+    }
+}
+
+/// A parameter's default as a TOML value.
+fn p_toml(p: &registry::ParamInfo) -> String {
+    match p.kind {
+        registry::ParamKind::Number | registry::ParamKind::Integer | registry::ParamKind::Bool => p.default.to_string(),
+        _ => format!("{:?}", p.default.trim_matches('"')),
+    }
+}
+
+#[test]
+fn the_resolved_tcp_table_writes_the_avoidance_parameters_as_its_keys() {
+    let cubic = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\", cubic_beta = 0.5,");
+    let v = serde_json::to_value(&from_toml(&cubic).unwrap().flows[0].tcp).unwrap();
+    assert_eq!(v["congestion_avoidance"], "cubic");
+    assert_eq!((v["cubic_c"].as_f64(), v["cubic_beta"].as_f64()), (Some(0.4), Some(0.5)));
+    assert_eq!((&v["cubic_fast_convergence"], &v["cubic_ssthresh_from"]), (&serde_json::json!(true), &serde_json::json!("cwnd")));
+    assert!(v.get("reno_ssthresh_from").is_none());
+    let v = serde_json::to_value(&from_toml(EXAMPLE).unwrap().flows[0].tcp).unwrap();
+    assert_eq!((&v["congestion_avoidance"], &v["reno_ssthresh_from"]), (&serde_json::json!("reno"), &serde_json::json!("flight-size")));
+    assert!(v.get("cubic_c").is_none());
 }
 
 #[test]
@@ -227,20 +281,19 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
 
 #[test]
 fn reno_ssthresh_from_defaults_to_flight_size_and_is_checked() {
-    let tcp = &from_toml(EXAMPLE).unwrap().flows[0].tcp;
-    assert_eq!(tcp.reno_ssthresh_from, Some(LossWindowFrom::FlightSize));
-    let info = registry::avoidances().find(|a| a.name == "reno").expect("reno is registered");
-    let param = info.params.iter().find(|p| p.name == "reno_ssthresh_from").expect("documented in the registry");
-    assert_eq!(registry::default_value(param, 1000), registry::ParamValue::Choice("flight-size".into()));
+    let (_, params) = avoidance_params(EXAMPLE);
+    assert_eq!(params, declared_defaults("reno"));
+    assert_eq!(params["reno_ssthresh_from"], registry::ParamValue::Choice("flight-size".into()));
     let cwnd = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", reno_ssthresh_from = \"cwnd\",");
-    assert_eq!(from_toml(&cwnd).unwrap().flows[0].tcp.reno_ssthresh_from, Some(LossWindowFrom::Cwnd));
+    assert_eq!(avoidance_params(&cwnd).1["reno_ssthresh_from"], registry::ParamValue::Choice("cwnd".into()));
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", reno_ssthresh_from = \"pipe\","));
     assert_eq!(e.path, "flows[0].tcp.reno_ssthresh_from");
-    assert!(e.message.contains("\"flight-size\" or \"cwnd\""), "{e}");
+    assert!(e.message.contains("\"pipe\" is not valid; expected one of \"flight-size\", \"cwnd\""), "{e}");
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\", reno_ssthresh_from = \"cwnd\","));
     assert_eq!(e.path, "flows[0].tcp.reno_ssthresh_from", "a reno key with cubic is refused");
+    assert!(e.message.contains("only applies to congestion_avoidance = \"reno\""), "{e}");
     let cubic = EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"cubic\",");
-    assert_eq!(from_toml(&cubic).unwrap().flows[0].tcp.reno_ssthresh_from, None);
+    assert!(!avoidance_params(&cubic).1.contains_key("reno_ssthresh_from"));
 }
 
 #[test]

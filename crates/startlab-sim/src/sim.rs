@@ -6,7 +6,7 @@ use crate::rng;
 use rand::RngExt as _;
 use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink, QueueChange};
 use crate::trace::{Gate, PacketRecord, PacketTrace, PacketTracing, Traces, PKT_DEQUEUE, PKT_DROP, PKT_ENQUEUE, PKT_LOST, PKT_MARK, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
-use startlab_cc::avoidance::{Avoidance, Reno};
+use startlab_cc::avoidance::Avoidance;
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
 use crate::workload;
@@ -567,28 +567,10 @@ fn cc_for(spec: &startlab_scenario::TcpSpec, startup: &StartupSpec) -> Controlle
     Controller::new(cfg, startup, avoidance_for(spec))
 }
 
-/// The avoidance plug-in a scenario names (`tcp.congestion_avoidance`, checked by the scenario).
+/// The avoidance plug-in a scenario names (`tcp.congestion_avoidance`), built by its declaration
+/// from its resolved parameters (`startlab_cc::avoidance::DECLS`).
 fn avoidance_for(spec: &startlab_scenario::TcpSpec) -> Avoidance {
-    use startlab_cc::avoidance::{Cubic, CubicConfig, SsthreshFrom};
-    use startlab_scenario::LossWindowFrom;
-    match (spec.congestion_avoidance.as_str(), spec.cubic) {
-        ("reno", _) => Avoidance::Reno(Reno {
-            ssthresh_from: match spec.reno_ssthresh_from {
-                Some(LossWindowFrom::Cwnd) => SsthreshFrom::Cwnd,
-                Some(LossWindowFrom::FlightSize) | None => SsthreshFrom::FlightSize,
-            },
-        }),
-        ("cubic", Some(c)) => Avoidance::Cubic(Cubic::new(CubicConfig {
-            c: c.c,
-            beta: c.beta,
-            fast_convergence: c.fast_convergence,
-            ssthresh_from: match c.ssthresh_from {
-                LossWindowFrom::Cwnd => SsthreshFrom::Cwnd,
-                LossWindowFrom::FlightSize => SsthreshFrom::FlightSize,
-            },
-        })),
-        (other, _) => unreachable!("the scenario accepted avoidance {other:?} but the simulator cannot build it"),
-    }
+    spec.avoidance.decl().instantiate(&spec.avoidance.params(), &spec.flow_context())
 }
 
 /// The startup plug-in a scenario names, built by its declaration from its resolved parameters
@@ -604,6 +586,15 @@ fn startup_for(spec: &StartupSpec, tcp: &startlab_scenario::TcpSpec) -> Startup 
 pub fn flow_endpoints(scenario: &Scenario, i: usize) -> Option<(Sender, Receiver)> {
     let f = scenario.flows.get(i)?;
     Some(endpoints(scenario, f, i, 0, f.size, false))
+}
+
+/// The congestion controller (startup and avoidance algorithms, initial window and ssthresh) the
+/// simulator builds for the scenario's `[[flows]]` entry `i`, for a driver that feeds it ACKs
+/// itself: the BPF conformance test (docs/KERNEL-BPF.md) replays a kernel's ACKs through it.
+/// `None` if there is no flow `i`.
+pub fn flow_controller(scenario: &Scenario, i: usize) -> Option<Controller> {
+    let f = scenario.flows.get(i)?;
+    Some(cc_for(&f.tcp, &f.startup))
 }
 
 /// The sender and receiver of flow `i`'s connection `conn` (a `[[users]]` slot opens one

@@ -366,7 +366,7 @@ def _save(figure: Figure, stem: Path) -> list[Path]:
     """``stem.png`` and ``stem.svg`` as ``Result.write`` saves its figures; the figure is closed."""
     import matplotlib.pyplot as plt
 
-    from ..result import _save as save
+    from ..plot import save
 
     try:
         return save(figure, stem)

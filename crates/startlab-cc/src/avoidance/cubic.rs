@@ -90,8 +90,6 @@ impl Default for Cubic {
 }
 
 impl Cubic {
-    /// Scenario name.
-    pub const NAME: &'static str = "cubic";
     /// RFC 9438 §5.1: "C SHOULD be set to 0.4" (segments/s³).
     pub const C: f64 = 0.4;
     /// RFC 9438 §4.6: "Parameter β_cubic SHOULD be set to 0.7".
@@ -272,36 +270,49 @@ pub fn cube_root(x: f64) -> f64 {
     y * scale
 }
 
-use crate::decl::{AlgorithmInfo, ParamInfo, ParamKind, Range};
+use crate::decl::{AlgorithmInfo, Param, Range};
 
-/// The registry's entry for `congestion_avoidance = "cubic"` (its parameters are keys of the flow's
-/// `tcp` table).
-pub const INFO: AlgorithmInfo = AlgorithmInfo {
-    name: "cubic",
-    role: "avoidance",
-    summary: "CUBIC: cwnd follows W_cubic(t) = C*(t-K)^3 + W_max, K = cbrt(W_max*(1-beta)/C), at least Reno's W_est; ssthresh = beta*cwnd on loss",
-    source: "RFC 9438 §4",
-    params: &[
-        ParamInfo { name: "cubic_c", kind: ParamKind::Number, default: "0.4", help: "tcp.cubic_c: C, segments/s³ (RFC 9438 §5.1); positive", range: Range::Above(0.0), },
-        ParamInfo {
-            name: "cubic_beta",
-            kind: ParamKind::Number,
-            default: "0.7",
-            help: "tcp.cubic_beta: β_cubic, the window kept after a loss (RFC 9438 §4.6); between 0 and 1; α_cubic = 3(1-β)/(1+β)", range: Range::Between(0.0, 1.0),
-        },
-        ParamInfo {
-            name: "cubic_fast_convergence",
-            kind: ParamKind::Bool,
-            default: "true",
-            help: "tcp.cubic_fast_convergence: W_max = cwnd*(1+β)/2 after a loss below the previous W_max (RFC 9438 §4.7)", range: Range::Any,
-        },
-        ParamInfo {
-            name: "cubic_ssthresh_from",
-            kind: ParamKind::Choice(&["cwnd", "flight-size"]),
-            default: "cwnd",
-            help: "tcp.cubic_ssthresh_from: ssthresh = β*cwnd (Linux) or β*FlightSize (RFC 9438 §4.6)", range: Range::Any,
-        },
-    ],
+/// `tcp.cubic_c`: `C`, segments/s³.
+pub const C: Param<f64> = Param::number("cubic_c", "0.4", "tcp.cubic_c: C, segments/s³ (RFC 9438 §5.1); positive").range(Range::Above(0.0));
+/// `tcp.cubic_beta`: `β_cubic`.
+pub const BETA: Param<f64> = Param::number(
+    "cubic_beta",
+    "0.7",
+    "tcp.cubic_beta: β_cubic, the window kept after a loss (RFC 9438 §4.6); between 0 and 1, both excluded; α_cubic = 3(1-β)/(1+β)",
+)
+.range(Range::StrictlyBetween(0.0, 1.0));
+/// `tcp.cubic_fast_convergence`: RFC 9438 §4.7 fast convergence.
+pub const FAST_CONVERGENCE: Param<bool> =
+    Param::flag("cubic_fast_convergence", "true", "tcp.cubic_fast_convergence: W_max = cwnd*(1+β)/2 after a loss below the previous W_max (RFC 9438 §4.7)");
+/// `tcp.cubic_ssthresh_from`: the window the ssthresh after a congestion event is `β_cubic` times.
+pub const SSTHRESH_FROM: Param<&'static str> = Param::choice(
+    "cubic_ssthresh_from",
+    &["cwnd", "flight-size"],
+    "cwnd",
+    "tcp.cubic_ssthresh_from: ssthresh = β*cwnd (Linux) or β*FlightSize (RFC 9438 §4.6)",
+);
+
+/// The declaration of `congestion_avoidance = "cubic"` (its entry in `avoidance::DECLS`; its
+/// parameters are keys of the flow's `tcp` table).
+pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
+    info: AlgorithmInfo {
+        name: "cubic",
+        role: "avoidance",
+        summary: "CUBIC: cwnd follows W_cubic(t) = C*(t-K)^3 + W_max, K = cbrt(W_max*(1-beta)/C), at least Reno's W_est; ssthresh = beta*cwnd on loss",
+        source: "RFC 9438 §4",
+        params: &[C.info, BETA.info, FAST_CONVERGENCE.info, SSTHRESH_FROM.info],
+    },
+    build: |p, _| {
+        super::Avoidance::Cubic(Cubic::new(CubicConfig {
+            c: p.get(&C),
+            beta: p.get(&BETA),
+            fast_convergence: p.get(&FAST_CONVERGENCE),
+            ssthresh_from: match p.get(&SSTHRESH_FROM) {
+                "flight-size" => SsthreshFrom::FlightSize,
+                _ => SsthreshFrom::Cwnd,
+            },
+        }))
+    },
 };
 
 #[cfg(test)]

@@ -1,4 +1,9 @@
 //! Congestion-avoidance plug-ins: linear growth after startup and the threshold after a loss.
+//!
+//! Each algorithm lives in its own file next to its declaration (`DECL`: name, summary, source,
+//! typed parameters, how it is built), as the startup algorithms do; its parameters are keys of
+//! the flow's `tcp` table. [`DECLS`] lists them: the registry, the scenario check and the
+//! simulator's construction are derived from it.
 
 mod cubic;
 mod reno;
@@ -6,11 +11,35 @@ mod reno;
 pub use cubic::{cube_root, Cubic, CubicConfig, SsthreshFrom};
 pub use reno::Reno;
 
-use crate::decl::AlgorithmInfo;
+use crate::decl::{AlgorithmInfo, FlowContext, Params};
 use crate::{AckEvent, CcView, CongestionEvent};
 
-/// Every avoidance algorithm's registry entry, declared next to its state machine.
-pub static INFOS: &[&AlgorithmInfo] = &[&reno::INFO, &cubic::INFO];
+/// How an avoidance algorithm is declared, in its own file next to its state machine: what the
+/// registry lists (its parameters are keys of the flow's `tcp` table) and how it is built from
+/// them. The scenario check, `startlab algorithms`, the docs table and the simulator's
+/// construction are derived from [`DECLS`].
+#[derive(Clone, Copy, Debug)]
+pub struct AvoidanceDecl {
+    /// Name, summary, source and parameters.
+    pub info: AlgorithmInfo,
+    /// How the algorithm is built for these (checked) parameters on this flow.
+    pub build: fn(&Params<'_>, &FlowContext) -> Avoidance,
+}
+
+impl AvoidanceDecl {
+    /// The algorithm for these (checked) parameters on this flow.
+    pub fn instantiate(&self, params: &Params<'_>, cx: &FlowContext) -> Avoidance {
+        (self.build)(params, cx)
+    }
+}
+
+/// Every avoidance algorithm's declaration, in registry order.
+pub static DECLS: &[&AvoidanceDecl] = &[&reno::DECL, &cubic::DECL];
+
+/// The declared avoidance algorithm named `name`.
+pub fn decl(name: &str) -> Option<&'static AvoidanceDecl> {
+    DECLS.iter().copied().find(|d| d.info.name == name)
+}
 
 /// The built-in avoidance algorithms.
 #[derive(Clone, Debug)]
@@ -25,8 +54,8 @@ impl Avoidance {
     /// The name used in scenarios and results.
     pub fn name(&self) -> &'static str {
         match self {
-            Avoidance::Reno(_) => Reno::NAME,
-            Avoidance::Cubic(_) => Cubic::NAME,
+            Avoidance::Reno(_) => reno::DECL.info.name,
+            Avoidance::Cubic(_) => cubic::DECL.info.name,
         }
     }
     /// New cwnd (bytes) after an ACK in congestion avoidance.
@@ -46,3 +75,4 @@ impl Avoidance {
     /// Notification after the controller applied a congestion signal.
     pub fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {}
 }
+

@@ -26,9 +26,6 @@ impl Default for Reno {
 }
 
 impl Reno {
-    /// Scenario name.
-    pub const NAME: &'static str = "reno";
-
     /// RFC 5681 eq. (3): about one SMSS per window of ACKs.
     pub fn on_ack(&mut self, view: &CcView, _ack: &AckEvent) -> f64 {
         let mss = view.mss as f64;
@@ -45,21 +42,34 @@ impl Reno {
     }
 }
 
-use crate::decl::{AlgorithmInfo, ParamInfo, ParamKind, Range};
+use crate::decl::{AlgorithmInfo, Param};
 
-/// The registry's entry for `congestion_avoidance = "reno"` (its parameters are keys of the flow's
-/// `tcp` table).
-pub const INFO: AlgorithmInfo = AlgorithmInfo {
-    name: "reno",
-    role: "avoidance",
-    summary: "Reno AIMD: cwnd += SMSS*SMSS/cwnd per ACK, ssthresh = max(FlightSize/2, 2*SMSS) on loss",
-    source: "RFC 5681 §3.1",
-    params: &[ParamInfo {
-        name: "reno_ssthresh_from",
-        kind: ParamKind::Choice(&["flight-size", "cwnd"]),
-        default: "flight-size",
-        help: "tcp.reno_ssthresh_from: ssthresh = FlightSize/2 (RFC 5681 eq. 4) or cwnd/2 (ns-2's window halving, the papers' Reno)", range: Range::Any,
-    }],
+/// `tcp.reno_ssthresh_from`: the window halved after a congestion event.
+pub const SSTHRESH_FROM: Param<&'static str> = Param::choice(
+    "reno_ssthresh_from",
+    &["flight-size", "cwnd"],
+    "flight-size",
+    "tcp.reno_ssthresh_from: ssthresh = FlightSize/2 (RFC 5681 eq. 4) or cwnd/2 (ns-2's window halving, the papers' Reno)",
+);
+
+/// The declaration of `congestion_avoidance = "reno"` (its entry in `avoidance::DECLS`; its
+/// parameters are keys of the flow's `tcp` table).
+pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
+    info: AlgorithmInfo {
+        name: "reno",
+        role: "avoidance",
+        summary: "Reno AIMD: cwnd += SMSS*SMSS/cwnd per ACK, ssthresh = max(FlightSize/2, 2*SMSS) on loss",
+        source: "RFC 5681 §3.1",
+        params: &[SSTHRESH_FROM.info],
+    },
+    build: |p, _| {
+        super::Avoidance::Reno(Reno {
+            ssthresh_from: match p.get(&SSTHRESH_FROM) {
+                "cwnd" => SsthreshFrom::Cwnd,
+                _ => SsthreshFrom::FlightSize,
+            },
+        })
+    },
 };
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+/* The hooks of a startlab BPF congestion control: included last by each algorithm's file, after
+ * its `struct alg` and its alg_init / alg_on_ack / alg_on_loss (startlab_ca.h). */
+#ifndef STARTLAB_OPS_H
+#define STARTLAB_OPS_H
+
+_Static_assert(sizeof(struct alg) <= sizeof(((struct sl *)0)->priv), "struct alg must fit the state's priv words");
+
+#ifdef AVOID_CUBIC
+#include "cubic_avoidance.h"
+#else
+#include "reno_avoidance.h"
+#endif
+
+SEC("struct_ops/sl_init")
+void BPF_PROG(sl_init, struct sock *sk)
+{
+	struct sl *s = sl_state(sk);
+	__builtin_memset(s, 0, sizeof(*s));
+	s->in_startup = 1;
+	s->rtt_us = -1;
+#ifdef INITIAL_SSTHRESH
+	/* A finite initial ssthresh, segments (the kernel takes a route's only from its metrics
+	 * cache): the conformance test's tcp.initial_ssthresh. */
+	sl_tp(sk)->snd_ssthresh = INITIAL_SSTHRESH;
+#endif
+	alg_init(s);
+	avoid_init(s);
+}
+
+/* The RTT sample of the ACK being processed (tcp_ack calls pkts_acked before cong_avoid). */
+SEC("struct_ops/sl_pkts_acked")
+void BPF_PROG(sl_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct sl *s = sl_state(sk);
+	s->rtt_us = sample->rtt_us;
+	if (sample->rtt_us > 0 && (!s->min_rtt_us || (__u32)sample->rtt_us < s->min_rtt_us))
+		s->min_rtt_us = sample->rtt_us;
+}
+
+/* The Rust controller's on_ack: slow start (cwnd < ssthresh) asks the startup algorithm, in the
+ * first startup and in every later slow start (after a timeout); congestion avoidance asks the
+ * avoidance algorithm. The kernel calls this only while the sender is cwnd-limited. */
+SEC("struct_ops/sl_cong_avoid")
+void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = sl_tp(sk);
+	struct sl *s = sl_state(sk);
+	struct sl_ack a = {};
+	struct sl_action act = {};
+	__u32 new_round = 0;
+	__u64 seg, inc;
+
+	/* §0.3: a round ends on the first ACK that covers the SND.NXT of its start; the first ACK
+	 * fixes the first round's end. */
+	if (!s->has_round_end) {
+		s->round_end = tp->snd_nxt;
+		s->has_round_end = 1;
+	} else if (sl_before(s->round_end, ack)) {
+		s->round++;
+		s->round_end = tp->snd_nxt;
+		new_round = 1;
+	}
+	if (tp->snd_cwnd >= tp->snd_ssthresh) {
+		if (s->in_startup) {
+			s->in_startup = 0;
+			s->exit_reason = SL_SSTHRESH;
+		}
+		avoid_on_ack(tp, s, acked);
+		s->rtt_us = -1;
+		return;
+	}
+	seg = (__u64)tp->mss_cache * SCALE;
+	a.now_us = tp->tcp_mstamp;
+	a.acked = acked;
+	a.rtt_us = s->rtt_us;
+	a.mss = tp->mss_cache;
+	a.cwnd = tp->snd_cwnd;
+	a.cwnd_units = (__u64)tp->snd_cwnd * seg + s->frac;
+	a.ssthresh = tp->snd_ssthresh;
+	a.round = s->round;
+	a.new_round = new_round;
+	a.min_rtt_us = s->min_rtt_us;
+	a.in_flight = sl_in_flight(tp);
+	s->rtt_us = -1;
+	alg_on_ack(s, &a, &act);
+	/* An increase that crosses ssthresh adds at most one SMSS beyond it (the Rust controller). */
+	inc = act.increase;
+	if (tp->snd_ssthresh < INFINITE_SSTHRESH) {
+		__u64 limit = (__u64)tp->snd_ssthresh * seg;
+		if (a.cwnd_units + inc > limit) {
+			__u64 capped = a.cwnd_units + (inc < seg ? inc : seg);
+			inc = (capped > limit ? capped : limit) - a.cwnd_units;
+		}
+	}
+	sl_grow(tp, s, inc);
+	if (act.set_ssthresh)
+		tp->snd_ssthresh = act.set_ssthresh < 2 ? 2 : act.set_ssthresh;
+	if (act.exit) {
+		if (!act.set_ssthresh)
+			tp->snd_ssthresh = tp->snd_cwnd > 2 ? tp->snd_cwnd : 2;
+		if (s->in_startup) {
+			s->in_startup = 0;
+			s->exit_reason = act.exit;
+		}
+	} else if (tp->snd_cwnd >= tp->snd_ssthresh && s->in_startup) {
+		s->in_startup = 0;
+		s->exit_reason = SL_SSTHRESH;
+	}
+}
+
+/* A congestion signal: the kernel calls this before it enters Recovery (a loss), Loss (a timeout)
+ * or CWR (an ECN echo), and set_state just after; the kind is known only there. */
+SEC("struct_ops/sl_ssthresh")
+__u32 BPF_PROG(sl_ssthresh, struct sock *sk)
+{
+	struct tcp_sock *tp = sl_tp(sk);
+	struct sl *s = sl_state(sk);
+	s->pending = tp->snd_cwnd < tp->snd_ssthresh;
+	s->frac = 0;
+	return avoid_ssthresh(tp, s);
+}
+
+SEC("struct_ops/sl_undo_cwnd")
+__u32 BPF_PROG(sl_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = sl_tp(sk);
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
+SEC("struct_ops/sl_set_state")
+void BPF_PROG(sl_set_state, struct sock *sk, __u8 new_state)
+{
+	struct sl *s = sl_state(sk);
+	__u32 kind;
+	if (new_state == TCP_CA_Loss) {
+		kind = SL_TIMEOUT;
+		s->frac = 0;
+		avoid_on_timeout(s);
+		/* a timeout in recovery: the ssthresh hook did not run, slow start was already over */
+		if (!s->pending)
+			return;
+	} else if (new_state == TCP_CA_Recovery || new_state == TCP_CA_CWR) {
+		if (!s->pending)
+			return;
+		kind = new_state == TCP_CA_CWR ? SL_ECN : SL_LOSS;
+	} else {
+		return;
+	}
+	s->pending = 0;
+	s->loss_kind = kind;
+	if (s->in_startup) {
+		s->in_startup = 0;
+		s->exit_reason = kind;
+	}
+	alg_on_loss(s);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops OPS = {
+	.init = (void *)sl_init,
+	.pkts_acked = (void *)sl_pkts_acked,
+	.cong_avoid = (void *)sl_cong_avoid,
+	.ssthresh = (void *)sl_ssthresh,
+	.undo_cwnd = (void *)sl_undo_cwnd,
+	.set_state = (void *)sl_set_state,
+	.name = CA_NAME,
+};
+
+#endif

@@ -1,0 +1,395 @@
+"""Conformance of a BPF startup algorithm with its sans-IO Rust version (issue 19,
+docs/KERNEL-BPF.md): one scripted ACK sequence, fed to the kernel's TCP running the BPF congestion
+control and to the Rust controller, gives the same cwnd trace.
+
+**The kernel side.** A fresh network namespace holds a TUN device; the kernel's TCP connects
+through it to an address behind the device, and this module *is* the peer: it reads every segment
+the kernel sends from the TUN, answers the handshake, and writes one ACK per data segment at the
+time a scripted path says. The path is a fixed one-way delay each way and a bottleneck of rate
+``rate_bps`` with an unlimited buffer (no loss): segment *i* leaves the bottleneck at
+``D_i = max(read_i + delay, D_(i-1) + size_i·8/rate)`` and its ACK reaches the sender at
+``D_i + delay``, so the RTT grows once the sender outruns the rate, as a queue makes it (a segment
+the kernel sent while processing an ACK counts as sent at that ACK's time, the time the kernel
+stamps it with). After each
+ACK the kernel's window is read with ``TCP_INFO`` (once the kernel has processed that ACK:
+``tcpi_bytes_acked`` says so) and the segments the ACK released are read back at once, so the
+SND.NXT the ACK met is known.
+
+**The Rust side.** The same ACKs — their times, the bytes each acknowledges, SND.NXT, the RTT
+sample (the ACK's time less the time the acknowledged segment was read from the TUN) and the
+bytes in flight — are fed to the controller the simulator builds for a scenario with the ported
+algorithm, the kernel's segment size, initial window and initial ssthresh
+(``startlab._core.controller_trace``).
+
+**The comparison.** After every ACK: the kernel's cwnd (segments) against the Rust window in whole
+segments. Window algorithms (slow start, Limited Slow-Start, Smooth-start) with Reno avoidance
+must agree exactly; where timing enters — HyStart and HyStart++ (the kernel's clock and RTT
+sample differ from the script's by the microseconds the peer takes) and CUBIC-like avoidance
+(its clock is the kernel's, in ms, and its W_est is fixed-point) — the windows must agree within
+one segment at the end of every round (the issue's "within one segment per round"), and a window
+algorithm's startup itself still exactly.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import kernelbpf
+
+#: Algorithms whose window does not depend on time: their traces must be equal.
+WINDOW_ALGORITHMS = frozenset({"slow-start", "lss", "smooth-start"})
+
+_TUN = "sltun0"
+_LOCAL, _PEER, _PORT = "10.77.0.1", "10.77.0.2", 5001
+_IFF_TUN, _IFF_NO_PI, _TUNSETIFF = 0x0001, 0x1000, 0x400454CA
+_TCP_CONGESTION = 13
+_MSS = 1460  # no timestamps: 1460 bytes of payload in a 1500-byte packet
+_WSCALE = 7
+
+
+@dataclass
+class Script:
+    """The scripted path and how long to run."""
+
+    rate_bps: float = 20e6
+    rtt_s: float = 0.040
+    acks: int = 1200
+    initial_window: int = 10
+    initial_ssthresh: int | None = None  #: segments (compiled into the BPF object); None: infinite
+
+
+@dataclass
+class Trace:
+    """The kernel's ACKs and windows, and the Rust controller's windows on the same ACKs."""
+
+    algorithm: str  #: the BPF algorithm, e.g. ``bpf-lss``
+    mss: int
+    #: Per ACK: (t ns on CLOCK_MONOTONIC, newly acked bytes, ACK point, SND.NXT, RTT sample ns or
+    #: -1, bytes in flight).
+    acks: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
+    kernel_cwnd: list[int] = field(default_factory=list)  #: segments, after each ACK
+    kernel_ssthresh: list[int] = field(default_factory=list)
+    rust_cwnd: list[float] = field(default_factory=list)  #: segments (bytes / mss), after each ACK
+    rust_in_startup: list[bool] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)  #: indices of the ACKs that ended a round
+
+    def mismatches(self, exact: bool, startup_only: bool = False) -> list[str]:
+        """Where the kernel's window departs from the Rust one: after every ACK (exact; with
+        ``startup_only`` up to and including the ACK that ended startup) or at each round's end
+        by more than one segment."""
+        out = []
+        if exact:
+            for i, (k, r) in enumerate(zip(self.kernel_cwnd, self.rust_cwnd)):
+                if k != int(r + 1e-9):
+                    out.append(f"ACK {i} (ACK point {self.acks[i][2]}): kernel cwnd {k}, Rust {r:.3f} segments")
+                if startup_only and not self.rust_in_startup[i]:
+                    break
+        else:
+            for i in self.rounds:
+                k, r = self.kernel_cwnd[i], self.rust_cwnd[i]
+                if abs(k - r) > 1.0 + 1e-9:
+                    out.append(f"end of round at ACK {i}: kernel cwnd {k}, Rust {r:.3f} segments")
+        return out
+
+
+# --- packets -----------------------------------------------------------------------------------
+
+
+def _checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _segment(seq: int, ack: int, flags: int, window: int, options: bytes = b"") -> bytes:
+    """An IPv4 TCP segment from the peer to the kernel's socket (no payload)."""
+    src, dst = socket.inet_aton(_PEER), socket.inet_aton(_LOCAL)
+    offset = (20 + len(options)) // 4
+    header = struct.pack("!HHIIBBHHH", _PORT, _SPORT[0], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, offset << 4, flags, window, 0, 0) + options
+    pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(header))
+    header = header[:16] + struct.pack("!H", _checksum(pseudo + header)) + header[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(header), 0, 0x4000, 64, socket.IPPROTO_TCP, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
+    return ip + header
+
+
+_SPORT = [0]
+
+
+def _parse(packet: bytes) -> tuple[int, int, int, int] | None:
+    """(seq, flags, payload length, source port) of a TCP segment from the kernel, or None."""
+    if len(packet) < 40 or packet[0] >> 4 != 4 or packet[9] != socket.IPPROTO_TCP:
+        return None
+    ihl = (packet[0] & 0x0F) * 4
+    total = struct.unpack("!H", packet[2:4])[0]
+    tcp = packet[ihl:total]
+    sport, _dport, seq, _ack, off, flags = struct.unpack("!HHIIBB", tcp[:14])
+    return seq, flags, len(tcp) - (off >> 4) * 4, sport
+
+
+# --- the kernel side (runs inside the namespace) ----------------------------------------------
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def _sysctl(key: str, value: str) -> None:
+    with open(f"/proc/sys/{key.replace('.', '/')}", "w") as f:
+        f.write(value)
+
+
+def _tcp_info(sock: socket.socket) -> tuple[int, int, int, int]:
+    """(snd_mss, ssthresh, cwnd, bytes_acked) from TCP_INFO."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    mss, = struct.unpack_from("I", info, 16)
+    ssthresh, cwnd = struct.unpack_from("II", info, 76)
+    acked, = struct.unpack_from("Q", info, 120)
+    return mss, ssthresh, cwnd, acked
+
+
+def _peer(config: dict[str, Any]) -> dict[str, Any]:
+    """Inside a fresh namespace: the TUN, the kernel's connection and the scripted ACKs."""
+    script = Script(**config["script"])
+    _ip("link", "set", "lo", "up")
+    tun = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
+    fcntl.ioctl(tun, _TUNSETIFF, struct.pack("16sH", _TUN.encode(), _IFF_TUN | _IFF_NO_PI))
+    _ip("addr", "add", f"{_LOCAL}/24", "dev", _TUN)
+    _ip("link", "set", _TUN, "up", "mtu", "1500")
+    metrics = ["initcwnd", str(script.initial_window)]
+    if script.initial_ssthresh is not None:
+        metrics += ["ssthresh", "lock", str(script.initial_ssthresh)]  # locked: the kernel takes it as the initial ssthresh
+    _ip("route", "replace", f"{_PEER}/32", "dev", _TUN, *metrics)
+    for key, value in (
+        ("net.ipv4.tcp_timestamps", "0"), ("net.ipv4.tcp_sack", "0"), ("net.ipv4.tcp_no_metrics_save", "1"),
+        ("net.ipv4.tcp_autocorking", "0"), ("net.ipv4.tcp_limit_output_bytes", str(64 << 20)),
+        ("net.ipv4.tcp_wmem", f"4096 {16 << 20} {64 << 20}"), ("net.ipv4.tcp_slow_start_after_idle", "0"),
+    ):  # fmt: skip
+        _sysctl(key, value)
+    sock = socket.socket()
+    sock.setsockopt(socket.IPPROTO_TCP, _TCP_CONGESTION, config["kernel_name"].encode())
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setblocking(False)
+    try:
+        sock.connect((_PEER, _PORT))
+    except BlockingIOError:
+        pass
+
+    def read(timeout: float) -> list[bytes]:
+        out: list[bytes] = []
+        if select.select([tun], [], [], timeout)[0]:
+            while True:
+                try:
+                    out.append(os.read(tun, 65536))
+                except BlockingIOError:
+                    return out
+        return out
+
+    # The handshake.
+    deadline = time.monotonic() + 5
+    isn = None
+    while isn is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the kernel sent no SYN through the TUN")
+        for packet in read(0.5):
+            parsed = _parse(packet)
+            if parsed and parsed[1] & 0x02:
+                isn, _SPORT[0] = parsed[0], parsed[3]
+    peer_isn = 1_000_000
+    options = struct.pack("!BBH", 2, 4, _MSS) + struct.pack("!BBBB", 1, 3, 3, _WSCALE)
+    os.write(tun, _segment(peer_isn, isn + 1, 0x12, 65535, options))
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            sock.getpeername()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the kernel's connection did not complete") from None
+            read(0.01)
+    mss = _tcp_info(sock)[0]
+    sock.setblocking(True)
+    stop = threading.Event()
+
+    def write() -> None:
+        chunk = b"\0" * (1 << 20)
+        try:
+            while not stop.is_set():
+                sock.send(chunk)
+        except OSError:
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+
+    delay, rate = script.rtt_s / 2, script.rate_bps
+    base = isn + 1
+    sent: deque[tuple[float, int, int]] = deque()  # (ACK due, ACK point, read time)
+    last_leave = 0.0
+    snd_nxt = 0
+    acked = 0
+    acks, cwnds, ssthreshes = [], [], []
+
+    def take(packets: list[bytes], now: float) -> None:
+        nonlocal last_leave, snd_nxt
+        for packet in packets:
+            parsed = _parse(packet)
+            if not parsed or parsed[2] == 0:
+                continue
+            end = (parsed[0] - base) % (1 << 32) + parsed[2]
+            if end <= snd_nxt:
+                continue  # a retransmission: there is no loss on this path
+            snd_nxt = end
+            leave = max(now + delay, last_leave + (parsed[2] + 40) * 8 / rate)
+            last_leave = leave
+            sent.append((leave + delay, end, now))
+
+    take(read(1.0), time.monotonic())
+    while len(acks) < script.acks:
+        if not sent:
+            take(read(1.0), time.monotonic())
+            if not sent:
+                raise RuntimeError(f"the kernel stopped sending after {len(acks)} ACKs")
+            continue
+        due, point, read_at = sent[0]
+        wait = due - time.monotonic()
+        if wait > 0.0003:
+            take(read(wait - 0.0002), time.monotonic())
+            continue
+        while time.monotonic() < due:
+            pass
+        sent.popleft()
+        now = time.monotonic()
+        os.write(tun, _segment(peer_isn + 1, base + point, 0x10, 65535))
+        # The ACK is processed once tcpi_bytes_acked says so; the segments it released are read
+        # at once, so that SND.NXT for the next ACK is known.
+        spin = time.monotonic() + 1.0
+        while True:
+            _mss, ssthresh, cwnd, bytes_acked = _tcp_info(sock)
+            if bytes_acked >= point or time.monotonic() > spin:
+                break
+        newly = point - acked
+        # The ACK's time on CLOCK_MONOTONIC (time.monotonic's clock and the kernel's tcp_mstamp's),
+        # so that whole milliseconds (HyStart's jiffies) fall where the kernel's fall.
+        acks.append((int(now * 1e9), newly, point, snd_nxt, int((now - read_at) * 1e9), snd_nxt - point))
+        acked = point
+        cwnds.append(cwnd)
+        ssthreshes.append(ssthresh)
+        # What the kernel sent in answer left while it processed the ACK: its send time is the
+        # ACK's, so the RTT sample of the segment's own ACK later is the kernel's to a microsecond
+        # or two (not the later moment the peer got to read it).
+        take(read(0), now)
+    stop.set()
+    sock.close()
+    os.close(tun)
+    return {"mss": mss, "acks": acks, "cwnd": cwnds, "ssthresh": ssthreshes}
+
+
+# --- the driver --------------------------------------------------------------------------------
+
+
+def _namespace() -> str:
+    return f"slc{os.getpid()}-conform"
+
+
+def kernel_run(name: str, script: Script) -> dict[str, Any]:
+    """The kernel side of the conformance run of BPF algorithm ``name`` (registered for the run
+    and unregistered after it) in a namespace made for it and removed after it."""
+    from .testbed import permitted
+
+    reason = permitted() or kernelbpf.permitted()
+    if reason is not None:
+        raise kernelbpf.KernelBpfError(f"the conformance run cannot be made here: {reason}")
+    ns = _namespace()
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    # A finite initial ssthresh is compiled in (INITIAL_SSTHRESH): Linux takes a route's ssthresh
+    # only from its metrics cache, never for a first connection.
+    params = {} if script.initial_ssthresh is None else {"INITIAL_SSTHRESH": script.initial_ssthresh}
+    with kernelbpf.loaded(name, params) as kernel_name:
+        _ip("netns", "add", ns)
+        try:
+            config = {"kernel_name": kernel_name, "script": script.__dict__}
+            done = subprocess.run(
+                ["ip", "netns", "exec", ns, sys.executable, "-m", "startlab.conformance", "_peer", json.dumps(config)],
+                capture_output=True, text=True, timeout=120 + script.acks * 0.01,
+            )  # fmt: skip
+        finally:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    if done.returncode != 0:
+        raise kernelbpf.KernelBpfError(f"the conformance peer failed: {done.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def scenario_text(sim: str, mss: int, script: Script, params: dict[str, Any] | None = None, avoidance: str = "reno") -> str:
+    """The scenario whose first flow's controller is the Rust side of the comparison."""
+    tcp = f'mss = "{mss}B", initial_window = {script.initial_window}, ack = "every-packet", congestion_avoidance = "{avoidance}"'
+    if script.initial_ssthresh is not None:
+        tcp += f', initial_ssthresh = "{script.initial_ssthresh}pkt"'
+    startup = ", ".join([f'algorithm = "{sim}"', *(f"{k} = {json.dumps(v)}" for k, v in (params or {}).items())])
+    return f"""\
+seed = 1
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{script.rate_bps:.0f}bps"
+rtt = "{script.rtt_s * 1e3:g}ms"
+access_rate = "1Gbps"
+queue = {{ kind = "droptail", limit = "100000pkt" }}
+[[flows]]
+name = "f"
+tcp = {{ {tcp} }}
+startup = {{ {startup} }}
+size = "infinite"
+"""
+
+
+def compare(name: str, script: Script | None = None, params: dict[str, Any] | None = None) -> Trace:
+    """Run BPF algorithm ``name`` on the scripted path and its Rust version on the same ACKs."""
+    from . import _core
+
+    script = script or Script()
+    v = kernelbpf.variant(name)
+    kernel = kernel_run(v.name, script)
+    mss = int(kernel["mss"])
+    acks = [tuple(int(x) for x in a) for a in kernel["acks"]]
+    text = scenario_text(v.algorithm.sim, mss, script, params, v.avoidance)
+    rust = _core.controller_trace(text, acks)
+    trace = Trace(v.name, mss, acks, list(kernel["cwnd"]), list(kernel["ssthresh"]))  # type: ignore[arg-type]
+    trace.rust_cwnd = [c / mss for c, _ss, _in in rust]
+    trace.rust_in_startup = [s for _c, _ss, s in rust]
+    # §0.3 rounds, as both sides count them: the first ACK fixes the first round's end.
+    end = None
+    for i, (_t, _n, point, nxt, _r, _f) in enumerate(acks):
+        if end is None:
+            end = nxt
+        elif point > end:
+            trace.rounds.append(i)
+            end = nxt
+    return trace
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) == 2 and argv[0] == "_peer":
+        print(json.dumps(_peer(json.loads(argv[1]))))
+        return
+    raise SystemExit("usage: python -m startlab.conformance _peer CONFIG (internal; use `startlab kernel conform NAME`)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

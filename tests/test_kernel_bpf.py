@@ -1,0 +1,227 @@
+"""The papers' startup algorithms as BPF congestion controls (startlab.kernelbpf, docs/KERNEL-BPF.md):
+names and errors everywhere; where BPF may be loaded (root, clang, bpftool, libbpf-dev, BTF):
+build, load, list and unload leaving the kernel as found (also after a failure and after the
+loading process was killed), conformance with the sans-IO Rust algorithms on one scripted ACK
+sequence (startlab.conformance), and the testbed running them by name beside the simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from startlab import conformance, kernelbpf, kerneltcp, realpath, testbed
+from startlab.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+REASON = kernelbpf.permitted() or testbed.permitted()
+needs_bpf = pytest.mark.skipif(REASON is not None, reason=f"BPF congestion controls cannot be loaded here: {REASON}")
+PYTHON_PATH = str(Path(kernelbpf.__file__).resolve().parents[1])
+
+
+# --- everywhere --------------------------------------------------------------------------------
+
+
+def test_names_are_canonical_and_an_unknown_one_lists_the_accepted() -> None:
+    assert kernelbpf.variant("bpf-lss").kernel_name == "sl_lss_r"
+    assert kernelbpf.variant("kernel:BPF-LSS+cubic").name == "bpf-lss+cubic"
+    assert kernelbpf.variant("bpf-lss+reno").name == "bpf-lss"
+    assert kernelbpf.variant("bpf-hystart++").kernel_name == "sl_hspp_r"
+    assert all(len(kernelbpf.variant(n).kernel_name) < 16 for n in kernelbpf.names())  # TCP_CA_NAME_MAX
+    with pytest.raises(ValueError, match=r"'bpf-bbr' is not a BPF algorithm; accepted: bpf-slow-start\[\+cubic\], bpf-lss"):
+        kernelbpf.variant("bpf-bbr")
+    with pytest.raises(ValueError, match="is not a BPF algorithm"):
+        kernelbpf.variant("bpf-lss+vegas")
+    assert kerneltcp.stack_name("bpf-lss") == "kernel:bpf-lss"
+    assert kerneltcp.stack_settings("kernel:bpf-lss+cubic") == ("sl_lss_c", None)
+    assert realpath.parse_stacks("sim,bpf-lss") == ["sim", "kernel:bpf-lss"]
+    with pytest.raises(ValueError, match="stack = 'kernel:bpf-nope'"):
+        kerneltcp.stack_name("kernel:bpf-nope")
+
+
+def test_every_listed_algorithm_has_its_source_and_ports_a_declared_algorithm() -> None:
+    import startlab
+
+    declared = {a["name"] for a in startlab.algorithms() if a["role"] == "startup"}
+    for name in kernelbpf.names():
+        v = kernelbpf.variant(name)
+        assert (kernelbpf.SOURCES / v.algorithm.source).is_file(), name
+        assert v.algorithm.sim in declared, name
+
+
+def test_bad_compile_time_parameters_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="BPF parameter 'max_ssthresh': expected an upper-case C macro name"):
+        kernelbpf.build("bpf-lss", {"max_ssthresh": 50})
+    with pytest.raises(ValueError, match="BPF parameter MAX_SSTHRESH = -1: expected a non-negative integer"):
+        kernelbpf.build("bpf-lss", {"MAX_SSTHRESH": -1})
+
+
+def _newton_cbrt(x: int) -> int:
+    """cubic_avoidance.h's sl_cbrt, step for step."""
+    y = 1 << 21
+    for _ in range(48):
+        nxt = (2 * y + (x // (y * y) if y else 0)) // 3
+        y = min(nxt, y)
+    if y and y**3 > x:
+        y -= 1
+    return y
+
+
+def test_the_bpf_cube_root_is_the_floor_of_the_exact_one() -> None:
+    import random
+
+    rng = random.Random(7)
+    values = [0, 1, 7, 8, 26, 27, 10**9, 2**62, 2**63 - 1, *(rng.randrange(2**k) for k in range(1, 64) for _ in range(3000))]
+    for x in values:
+        r = _newton_cbrt(x)
+        assert r**3 <= x < (r + 1) ** 3, x
+
+
+# --- in the kernel -----------------------------------------------------------------------------
+
+
+def _available() -> list[str]:
+    return kernelbpf.available()
+
+
+@needs_bpf
+def test_load_list_and_unload_leave_the_kernel_as_found() -> None:
+    before = _available()
+    assert "sl_lss_c" not in before
+    obj = kernelbpf.build("bpf-lss+cubic")
+    assert obj.is_file() and obj == kernelbpf.build("bpf-lss+cubic"), "a second build is the cached object"
+    try:
+        assert kernelbpf.load("bpf-lss+cubic") is True
+        assert "sl_lss_c" in _available()
+        assert kernelbpf.load("bpf-lss+cubic") is False, "already loaded: nothing done"
+        row = next(r for r in kernelbpf.status() if r["name"] == "bpf-lss+cubic")
+        assert row["loaded"] and row["loaded_by"] == os.getpid() and row["ports"] == "lss" and row["avoidance"] == "cubic"
+    finally:
+        assert kernelbpf.unload("bpf-lss+cubic") is True
+    assert _available() == before
+    assert kernelbpf.unload("bpf-lss+cubic") is False, "unloading what is not loaded says so"
+
+
+@needs_bpf
+def test_a_run_unloads_after_a_failure_and_a_killed_loader_is_recovered() -> None:
+    with pytest.raises(RuntimeError, match="inside"):
+        with kernelbpf.loaded("bpf-slow-start") as name:
+            assert name in _available()
+            raise RuntimeError("inside")
+    assert "sl_ss_r" not in _available()
+    # A process that registers for a run and is killed: the next run (recover) unregisters it.
+    code = "import time\nfrom startlab import kernelbpf\nkernelbpf.load('bpf-slow-start')\nprint('loaded', flush=True)\ntime.sleep(60)"
+    env = {**os.environ, "PYTHONPATH": PYTHON_PATH}
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "loaded"
+        assert "sl_ss_r" in _available()
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    done = kernelbpf.recover()
+    assert any("sl_ss_r" in d for d in done), done
+    assert "sl_ss_r" not in _available()
+
+
+@needs_bpf
+def test_the_cli_loads_lists_and_unloads() -> None:
+    runner = CliRunner()
+    try:
+        loaded = runner.invoke(cli, ["kernel", "load", "bpf-lss", "--param", "MAX_SSTHRESH=50"])
+        assert loaded.exit_code == 0 and "loaded as sl_lss_r" in loaded.output, loaded.output
+        listed = json.loads(runner.invoke(cli, ["kernel", "list", "--json"]).output)
+        row = next(r for r in listed if r["name"] == "bpf-lss")
+        assert row["loaded"] and row["loaded_by"] == 0, "kept until unloaded"
+        assert kernelbpf.recover() == [], "recover leaves an explicit load alone"
+    finally:
+        unloaded = runner.invoke(cli, ["kernel", "unload", "bpf-lss"])
+    assert unloaded.exit_code == 0 and "unloaded" in unloaded.output
+    again = runner.invoke(cli, ["kernel", "unload", "bpf-lss"])
+    assert again.exit_code == 0 and "was not loaded" in again.output
+    bad = runner.invoke(cli, ["kernel", "load", "bpf-lss", "--param", "MAX_SSTHRESH"])
+    assert bad.exit_code == 2 and "expected NAME=INTEGER" in bad.stderr
+    assert "sl_lss_r" not in _available()
+
+
+#: (BPF algorithm, initial ssthresh or None, ACKs) of the window algorithms: with Reno avoidance
+#: the windows agree after every ACK; with CUBIC-like avoidance in startup, then within one segment
+#: at the end of every round.
+WINDOW_CASES = [
+    ("bpf-slow-start", None, 600),
+    ("bpf-lss", None, 2500),  # past max_ssthresh = 100: the limited phase
+    ("bpf-lss+cubic", None, 2500),
+    ("bpf-slow-start", 40, 2500),  # slow start to 40, then Reno avoidance
+    ("bpf-slow-start+cubic", 40, 2500),  # then CUBIC-like avoidance (its Reno-friendly region here)
+    ("bpf-smooth-start", 200, 2500),  # slow start to 50, the last two doublings over three RTTs each
+    ("bpf-smooth-start+cubic", 200, 2500),
+]
+
+#: Where timing enters: within one segment at the end of every round.
+TIMING_CASES = ["bpf-hystart", "bpf-hystart+cubic", "bpf-hystart++", "bpf-hystart+++cubic"]
+
+
+def _left_nothing(name: str) -> None:
+    assert kernelbpf.variant(name).kernel_name not in _available(), "unloaded after the run"
+    assert not [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split() if n.startswith("slc")]
+
+
+@needs_bpf
+@pytest.mark.parametrize(("name", "ssthresh", "acks"), WINDOW_CASES)
+def test_a_window_algorithm_gives_the_rust_window_after_every_ack(name: str, ssthresh: int | None, acks: int) -> None:
+    trace = conformance.compare(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
+    assert len(trace.acks) == acks and trace.mss == 1460
+    if name.endswith("+cubic"):
+        assert trace.mismatches(exact=True, startup_only=True) == []
+        assert trace.mismatches(exact=False) == []
+    else:
+        assert trace.mismatches(exact=True) == []
+    assert len(trace.rounds) >= 4
+    assert trace.kernel_cwnd[-1] > trace.kernel_cwnd[0]
+    _left_nothing(name)
+
+
+@needs_bpf
+@pytest.mark.parametrize("name", TIMING_CASES)
+def test_a_timing_algorithm_stays_within_a_segment_of_the_rust_window_each_round(name: str) -> None:
+    # 20 Mbit/s, 40 ms, an unlimited buffer: the queue builds once the window passes the BDP (69
+    # segments), so the delay and ACK-train tests fire before any loss.
+    trace = conformance.compare(name, conformance.Script(acks=1500))
+    assert trace.mismatches(exact=False) == []
+    left = [i for i, s in enumerate(trace.rust_in_startup) if not s]
+    assert left, "the Rust version should leave startup on this path"
+    assert trace.kernel_ssthresh[-1] < 0x7FFFFFFF, "the kernel version left startup too"
+    assert abs(trace.kernel_ssthresh[-1] - trace.rust_cwnd[left[0]]) <= 1.0 + 1e-9, "both set ssthresh to the exit window"
+    _left_nothing(name)
+
+
+@needs_bpf
+def test_the_comparison_would_see_a_different_algorithm() -> None:
+    # LSS in the kernel against slow start in Rust: the check is not vacuous.
+    trace = conformance.compare("bpf-lss", conformance.Script(acks=2500))
+    from startlab import _core
+
+    text = conformance.scenario_text("slow-start", trace.mss, conformance.Script())
+    other = [c / trace.mss for c, _s, _i in _core.controller_trace(text, trace.acks)]
+    assert any(int(r) != k for k, r in zip(trace.kernel_cwnd, other))
+
+
+@needs_bpf
+def test_compare_real_runs_the_bpf_and_rust_versions_side_by_side(tmp_path: Path) -> None:
+    scenario = (ROOT / "examples" / "real" / "path-20mbps.toml").read_text().replace('duration = "5s"', 'duration = "2s"')
+    path = tmp_path / "path.toml"
+    path.write_text(scenario)
+    results = realpath.compare(path, ["sim", "kernel:bpf-lss"], tmp_path / "out", startup="lss")
+    rows = {r.stack: r for r in results}
+    assert set(rows) == {"sim", "kernel:bpf-lss"}
+    for r in rows.values():
+        assert r.exit_reason == "loss" and r.exit_cwnd_pkts is not None and r.goodput_bps is not None and r.goodput_bps > 15e6
+    assert "sl_lss_r" not in _available()
