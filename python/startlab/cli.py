@@ -857,10 +857,14 @@ def _real(
     """compare-real and testbed run: run, print the table (or the JSON), write --out."""
     import tempfile
 
-    from . import realpath
+    from . import kernelbpf, realpath
     from .testbed import TestbedError
 
     path = _scenario_file(scenario)
+    ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
+    if "sim" in stacks and ported and startup not in ported:
+        runs = f"--startup {startup}" if startup else "the scenario's startup"
+        click.echo(f"note: the sim stack runs {runs}; --startup {ported[0]} runs the Rust version of the BPF algorithm beside it", err=True)
     with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
         try:
             with _naming(scenario):
@@ -980,7 +984,7 @@ def net_send(scenario: str, server: str, key_file: Path | None, flow: int, durat
 
 @cli.command("compare-real")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr.")
+@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr, kernel:bpf-NAME[+cubic] (startlab kernel list).")
 @click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
 @click.option("--recovery", help='The sim and udp stacks\' tcp.recovery instead of the scenario\'s (e.g. "linux", the kernel\'s RACK-TLP + PRR).')
 @click.option("--avoidance", help="The sim and udp stacks' tcp.congestion_avoidance instead of the scenario's (e.g. reno beside kernel:reno).")
@@ -1000,7 +1004,7 @@ def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str 
 
 @testbed_group.command("run")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno or kernel:bbr.")
+@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr or kernel:bpf-NAME[+cubic] (startlab kernel list).")
 @click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and cwnd.png here.")

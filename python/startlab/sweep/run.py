@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -646,7 +646,7 @@ def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execu
                     while pending and len(flying) < workers * _IN_FLIGHT_PER_WORKER:
                         task = pending.pop()
                         flying[pool.submit(work, task)] = task
-                    done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
+                    done = _wait(flying)
                     for future in done:
                         try:
                             outcome = future.result()
@@ -664,18 +664,33 @@ def _local(tasks: list[Task], jobs: int, work: Callable[[Task], Outcome] = execu
                 running = {f: t for f, t in flying.items() if not f.cancelled()}
                 print(f"interrupted: storing the {len(running)} runs in flight (Ctrl-C again to drop them)", file=sys.stderr, flush=True)
                 try:
-                    for future in cf.as_completed(running):
-                        try:
-                            outcome = future.result()
-                        except cf.process.BrokenProcessPool:
-                            continue
-                        yield running[future], outcome
+                    while running:
+                        for future in _wait(running):
+                            task = running.pop(future)
+                            try:
+                                outcome = future.result()
+                            except cf.process.BrokenProcessPool:
+                                continue
+                            yield task, outcome
                 except KeyboardInterrupt:
                     for child in multiprocessing.active_children():
                         child.terminate()
                 raise
         for task in suspects:
             yield task, _isolated(task, work)
+
+
+def _wait(futures: Mapping[cf.Future[Outcome], Task] | set[cf.Future[Outcome]]) -> set[cf.Future[Outcome]]:
+    """The futures of ``futures`` that are done, once at least one is. Ctrl-C is held back while
+    ``cf.wait`` runs and raised between two short waits: raised inside it, while it holds some of
+    the futures' locks, it left them held, and the pool's manager thread then waited on them for
+    ever (a sweep hung after Ctrl-C in ``test_ctrl_c_stores_the_runs_in_flight_and_a_rerun_resumes``
+    on 2026-11-26)."""
+    while True:
+        with _deferred_interrupt():
+            done, _ = cf.wait(futures, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+        if done:
+            return done
 
 
 def _isolated(task: Task, work: Callable[[Task], Outcome] = execute) -> Outcome:
