@@ -116,19 +116,16 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def _segment(seq: int, ack: int, flags: int, window: int, options: bytes = b"") -> bytes:
-    """An IPv4 TCP segment from the peer to the kernel's socket (no payload)."""
+def _segment(sport: int, seq: int, ack: int, flags: int, window: int, options: bytes = b"") -> bytes:
+    """An IPv4 TCP segment from the peer to the kernel's socket on port ``sport`` (no payload)."""
     src, dst = socket.inet_aton(_PEER), socket.inet_aton(_LOCAL)
     offset = (20 + len(options)) // 4
-    header = struct.pack("!HHIIBBHHH", _PORT, _SPORT[0], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, offset << 4, flags, window, 0, 0) + options
+    header = struct.pack("!HHIIBBHHH", _PORT, sport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, offset << 4, flags, window, 0, 0) + options
     pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(header))
     header = header[:16] + struct.pack("!H", _checksum(pseudo + header)) + header[18:]
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(header), 0, 0x4000, 64, socket.IPPROTO_TCP, 0, src, dst)
     ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
     return ip + header
-
-
-_SPORT = [0]
 
 
 def _parse(packet: bytes) -> tuple[int, int, int, int] | None:
@@ -202,17 +199,17 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
 
     # The handshake.
     deadline = time.monotonic() + 5
-    isn = None
-    while isn is None:
+    isn = sport = None
+    while isn is None or sport is None:
         if time.monotonic() > deadline:
             raise RuntimeError("the kernel sent no SYN through the TUN")
         for packet in read(0.5):
             parsed = _parse(packet)
             if parsed and parsed[1] & 0x02:
-                isn, _SPORT[0] = parsed[0], parsed[3]
+                isn, sport = parsed[0], parsed[3]
     peer_isn = 1_000_000
     options = struct.pack("!BBH", 2, 4, _MSS) + struct.pack("!BBBB", 1, 3, 3, _WSCALE)
-    os.write(tun, _segment(peer_isn, isn + 1, 0x12, 65535, options))
+    os.write(tun, _segment(sport, peer_isn, isn + 1, 0x12, 65535, options))
     deadline = time.monotonic() + 5
     while True:
         try:
@@ -275,7 +272,7 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
             pass
         sent.popleft()
         now = time.monotonic()
-        os.write(tun, _segment(peer_isn + 1, base + point, 0x10, 65535))
+        os.write(tun, _segment(sport, peer_isn + 1, base + point, 0x10, 65535))
         # The ACK is processed once tcpi_bytes_acked says so; the segments it released are read
         # at once, so that SND.NXT for the next ACK is known.
         spin = time.monotonic() + 1.0
