@@ -15,19 +15,23 @@ ACK the kernel's window is read with ``TCP_INFO`` (once the kernel has processed
 ``tcpi_bytes_acked`` says so) and the segments the ACK released are read back at once, so the
 SND.NXT the ACK met is known.
 
-**The Rust side.** The same ACKs — their times, the bytes each acknowledges, SND.NXT, the RTT
-sample (the ACK's time less the time the acknowledged segment was read from the TUN) and the
-bytes in flight — are fed to the controller the simulator builds for a scenario with the ported
-algorithm, the kernel's segment size, initial window and initial ssthresh
-(``startlab._core.controller_trace``).
+**The kernel's clock.** A ``tcp_probe`` trace (a private tracefs instance on CLOCK_MONOTONIC)
+gives the kernel's own time of each ACK, which may be some tens of µs after the peer wrote it (the
+socket's lock, the backlog). Both sides get those times, and RTT samples from them (the ACK's
+time less that of the ACK whose processing sent the acknowledged segment); where tracefs cannot
+be used, the peer's times stand in (``Trace.clock``).
+
+**The Rust side.** The same ACKs — their times, the bytes each acknowledges, SND.NXT (the data
+sent before each, which ends Paced Start's FILL), the RTT sample and the bytes in flight — are
+fed to the controller the simulator builds for a scenario with the ported algorithm, the kernel's
+segment size, initial window and initial ssthresh (``startlab._core.controller_trace``).
 
 **The comparison.** After every ACK: the kernel's cwnd (segments) against the Rust window in whole
 segments. Window algorithms (slow start, Limited Slow-Start, Smooth-start) with Reno avoidance
-must agree exactly; where timing enters — HyStart and HyStart++ (the kernel's clock and RTT
-sample differ from the script's by the microseconds the peer takes) and CUBIC-like avoidance
-(its clock is the kernel's, in ms, and its W_est is fixed-point) — the windows must agree within
-one segment at the end of every round (the issue's "within one segment per round"), and a window
-algorithm's startup itself still exactly.
+must agree exactly; where timing enters — HyStart, HyStart++, Paced Start (which also holds data
+by its window inside a train) and CUBIC-like avoidance (its clock in ms, its W_est fixed-point) —
+the windows must agree within one segment at the end of every round (the issue's "within one
+segment per round"), and a window algorithm's startup itself still exactly.
 """
 
 from __future__ import annotations
@@ -50,6 +54,10 @@ from . import kernelbpf
 
 #: Algorithms whose window does not depend on time: their traces must be equal.
 WINDOW_ALGORITHMS = frozenset({"slow-start", "lss", "smooth-start"})
+
+#: Compile-time parameters that make a BPF algorithm match the scripted peer, which acknowledges
+#: every segment (the Rust side's ack = "every-packet").
+PEER_PARAMS: dict[str, dict[str, int]] = {"paced-start": {"ACK_COUNTING": 0}}
 
 _TUN = "sltun0"
 _LOCAL, _PEER, _PORT = "10.77.0.1", "10.77.0.2", 5001
@@ -84,6 +92,7 @@ class Trace:
     rust_cwnd: list[float] = field(default_factory=list)  #: segments (bytes / mss), after each ACK
     rust_in_startup: list[bool] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)  #: indices of the ACKs that ended a round
+    clock: str = "peer"  #: whose ACK times both sides got: "kernel" (tcp_probe) or "peer"
 
     def mismatches(self, exact: bool, startup_only: bool = False) -> list[str]:
         """Where the kernel's window departs from the Rust one: after every ACK (exact; with
@@ -99,7 +108,7 @@ class Trace:
         else:
             for i in self.rounds:
                 k, r = self.kernel_cwnd[i], self.rust_cwnd[i]
-                if abs(k - r) > 1.0 + 1e-9:
+                if abs(k - int(r + 1e-9)) > 1:  # both in whole segments, as the kernel keeps them
                     out.append(f"end of round at ACK {i}: kernel cwnd {k}, Rust {r:.3f} segments")
         return out
 
@@ -151,13 +160,14 @@ def _sysctl(key: str, value: str) -> None:
         f.write(value)
 
 
-def _tcp_info(sock: socket.socket) -> tuple[int, int, int, int]:
-    """(snd_mss, ssthresh, cwnd, bytes_acked) from TCP_INFO."""
+def _tcp_info(sock: socket.socket) -> tuple[int, int, int, int, int]:
+    """(snd_mss, ssthresh, cwnd, bytes_acked, smoothed RTT µs) from TCP_INFO."""
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
     mss, = struct.unpack_from("I", info, 16)
+    srtt, = struct.unpack_from("I", info, 68)
     ssthresh, cwnd = struct.unpack_from("II", info, 76)
     acked, = struct.unpack_from("Q", info, 120)
-    return mss, ssthresh, cwnd, acked
+    return mss, ssthresh, cwnd, acked, srtt
 
 
 def _peer(config: dict[str, Any]) -> dict[str, Any]:
@@ -220,29 +230,75 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
                 raise RuntimeError("the kernel's connection did not complete") from None
             read(0.01)
     mss = _tcp_info(sock)[0]
-    sock.setblocking(True)
-    stop = threading.Event()
+    chunk = b"\0" * (1 << 20)
 
-    def write() -> None:
-        chunk = b"\0" * (1 << 20)
+    def fill() -> None:
+        """Queue as much data as the send buffer takes, from this thread and only between ACKs: a
+        writer thread inside send() holds the socket's lock, and an ACK arriving then waits in
+        the backlog and is processed (and stamped) late."""
         try:
-            while not stop.is_set():
+            while True:
                 sock.send(chunk)
-        except OSError:
+        except BlockingIOError:
             pass
 
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+    fill()
+    tracer = _kernel_clock(sock, sport)
+    try:
+        result = _acks(script, tun, sock, isn, sport, peer_isn, read, fill)
+    finally:
+        kernel_ns = _kernel_times(tracer)
+    sock.close()
+    os.close(tun)
+    return {"mss": mss, **result, "kernel_ns": kernel_ns}
 
+
+def _kernel_clock(sock: socket.socket, sport: int) -> Any:
+    """A tcp_probe trace of the connection (None where tracefs cannot be used): the kernel's own
+    time of each ACK, on CLOCK_MONOTONIC."""
+    from . import kerneltcp
+
+    if kerneltcp.tracing_permitted() is not None:
+        return None
+    tracer = kerneltcp._Tracer()
+    try:
+        tracer.open()
+        cookie = struct.unpack("<Q", sock.getsockopt(socket.SOL_SOCKET, kerneltcp._SO_COOKIE, 8))[0]
+        tracer.start(sport, _PORT, cookie)
+    except (OSError, kerneltcp.KernelTcpError):
+        tracer.close()
+        return None
+    return tracer
+
+
+def _kernel_times(tracer: Any) -> list[int] | None:
+    """The times (ns) of the tcp_probe events, one per ACK the socket received in order."""
+    if tracer is None:
+        return None
+    from . import kerneltcp
+
+    lines = tracer.stop()
+    tracer.close()
+    times = []
+    for line in lines:
+        parsed = kerneltcp.parse_trace_line(line)
+        if parsed is not None and parsed[0] == "tcp_probe":
+            times.append(round(parsed[1] * 1e9))
+    return times
+
+
+def _acks(script: Script, tun: int, sock: socket.socket, isn: int, sport: int, peer_isn: int, read: Any, fill: Any) -> dict[str, Any]:
+    """The scripted ACKs (see the module's doc): per ACK the peer's record and the kernel's
+    window after it."""
     delay, rate = script.rtt_s / 2, script.rate_bps
     base = isn + 1
-    sent: deque[tuple[float, int, int]] = deque()  # (ACK due, ACK point, read time)
+    sent: deque[tuple[float, int, float, int]] = deque()  # (ACK due, ACK point, read time, releasing ACK or -1)
     last_leave = 0.0
     snd_nxt = 0
     acked = 0
-    acks, cwnds, ssthreshes = [], [], []
+    acks, cwnds, ssthreshes, srtts = [], [], [], []
 
-    def take(packets: list[bytes], now: float) -> None:
+    def take(packets: list[bytes], now: float, source: int = -1) -> None:
         nonlocal last_leave, snd_nxt
         for packet in packets:
             parsed = _parse(packet)
@@ -254,7 +310,7 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
             snd_nxt = end
             leave = max(now + delay, last_leave + (parsed[2] + 40) * 8 / rate)
             last_leave = leave
-            sent.append((leave + delay, end, now))
+            sent.append((leave + delay, end, now, source))
 
     take(read(1.0), time.monotonic())
     while len(acks) < script.acks:
@@ -263,7 +319,7 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
             if not sent:
                 raise RuntimeError(f"the kernel stopped sending after {len(acks)} ACKs")
             continue
-        due, point, read_at = sent[0]
+        due, point, read_at, source = sent[0]
         wait = due - time.monotonic()
         if wait > 0.0003:
             take(read(wait - 0.0002), time.monotonic())
@@ -277,24 +333,24 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
         # at once, so that SND.NXT for the next ACK is known.
         spin = time.monotonic() + 1.0
         while True:
-            _mss, ssthresh, cwnd, bytes_acked = _tcp_info(sock)
+            _mss, ssthresh, cwnd, bytes_acked, srtt = _tcp_info(sock)
             if bytes_acked >= point or time.monotonic() > spin:
                 break
         newly = point - acked
         # The ACK's time on CLOCK_MONOTONIC (time.monotonic's clock and the kernel's tcp_mstamp's),
         # so that whole milliseconds (HyStart's jiffies) fall where the kernel's fall.
-        acks.append((int(now * 1e9), newly, point, snd_nxt, int((now - read_at) * 1e9), snd_nxt - point))
+        acks.append((int(now * 1e9), newly, point, snd_nxt, int((now - read_at) * 1e9), snd_nxt - point, source))
         acked = point
         cwnds.append(cwnd)
         ssthreshes.append(ssthresh)
+        srtts.append(srtt)
         # What the kernel sent in answer left while it processed the ACK: its send time is the
         # ACK's, so the RTT sample of the segment's own ACK later is the kernel's to a microsecond
         # or two (not the later moment the peer got to read it).
-        take(read(0), now)
-    stop.set()
-    sock.close()
-    os.close(tun)
-    return {"mss": mss, "acks": acks, "cwnd": cwnds, "ssthresh": ssthreshes}
+        take(read(0), now, len(acks) - 1)
+        if len(acks) % 256 == 0:
+            fill()
+    return {"acks": acks, "cwnd": cwnds, "ssthresh": ssthreshes, "srtt_us": srtts}
 
 
 # --- the driver --------------------------------------------------------------------------------
@@ -316,7 +372,9 @@ def kernel_run(name: str, script: Script) -> dict[str, Any]:
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     # A finite initial ssthresh is compiled in (INITIAL_SSTHRESH): Linux takes a route's ssthresh
     # only from its metrics cache, never for a first connection.
-    params = {} if script.initial_ssthresh is None else {"INITIAL_SSTHRESH": script.initial_ssthresh}
+    params = dict(PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {}))
+    if script.initial_ssthresh is not None:
+        params["INITIAL_SSTHRESH"] = script.initial_ssthresh
     with kernelbpf.loaded(name, params) as kernel_name:
         _ip("netns", "add", ns)
         try:
@@ -356,6 +414,24 @@ size = "infinite"
 """
 
 
+def _kernel_clocked(kernel: dict[str, Any]) -> list[tuple[int, int, int, int, int, int]]:
+    """The ACKs as the kernel saw them: where the tcp_probe trace gave one time per ACK, each ACK's
+    time is the kernel's (the ACK may be processed some tens of µs after the peer wrote it), and
+    the RTT sample is the kernel's time of the ACK less the kernel's time of the ACK whose
+    processing sent the acknowledged segment (the peer's own RTT, moved by the same offset, for
+    segments of the first flight); else the peer's times."""
+    peer = [tuple(int(x) for x in a) for a in kernel["acks"]]
+    times = kernel.get("kernel_ns")
+    if not times or len(times) != len(peer):
+        return [a[:6] for a in peer]  # type: ignore[misc]
+    out = []
+    for i, (t, newly, point, nxt, rtt, flight, source) in enumerate(peer):
+        k = times[i]
+        rtt = k - times[source] if 0 <= source < i else rtt + (k - t)
+        out.append((k, newly, point, nxt, rtt, flight))
+    return out
+
+
 def compare(name: str, script: Script | None = None, params: dict[str, Any] | None = None) -> Trace:
     """Run BPF algorithm ``name`` on the scripted path and its Rust version on the same ACKs."""
     from . import _core
@@ -364,10 +440,11 @@ def compare(name: str, script: Script | None = None, params: dict[str, Any] | No
     v = kernelbpf.variant(name)
     kernel = kernel_run(v.name, script)
     mss = int(kernel["mss"])
-    acks = [tuple(int(x) for x in a) for a in kernel["acks"]]
+    acks = _kernel_clocked(kernel)
     text = scenario_text(v.algorithm.sim, mss, script, params, v.avoidance)
     rust = _core.controller_trace(text, acks)
     trace = Trace(v.name, mss, acks, list(kernel["cwnd"]), list(kernel["ssthresh"]))  # type: ignore[arg-type]
+    trace.clock = "kernel" if kernel.get("kernel_ns") and len(kernel["kernel_ns"]) == len(acks) else "peer"
     trace.rust_cwnd = [c / mss for c, _ss, _in in rust]
     trace.rust_in_startup = [s for _c, _ss, s in rust]
     # §0.3 rounds, as both sides count them: the first ACK fixes the first round's end.

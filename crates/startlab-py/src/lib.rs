@@ -94,6 +94,7 @@ fn algorithms() -> PyResult<String> {
 type ScriptedAck = (u64, u64, u64, u64, i64, u64);
 
 /// Feeds `acks` to the congestion controller the simulator builds for the scenario's first flow
+/// (each ACK preceded by the data sent up to its SND.NXT)
 /// (its startup and avoidance algorithms, initial window, initial ssthresh) and returns, after
 /// each ACK, (cwnd bytes, ssthresh bytes or inf, still in startup). The BPF conformance test
 /// (startlab.conformance) compares a kernel's window on the same ACKs with this.
@@ -119,7 +120,12 @@ fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResul
             delivered: ack_seq,
             rate_sample: None,
         };
-        guarded("feeding the controller", || cc.on_ack(&ack))?;
+        // Data sent up to SND.NXT before this ACK (ends startup for an algorithm that leaves once
+        // some data is out: Paced Start's FILL train).
+        guarded("feeding the controller", || {
+            cc.on_data_sent(ack.now, snd_nxt);
+            cc.on_ack(&ack)
+        })?;
         out.push((cc.cwnd(), cc.ssthresh().as_f64(), cc.phase() == startlab_cc::Phase::SlowStart && cc.startup_exit().is_none()));
     }
     Ok(out)

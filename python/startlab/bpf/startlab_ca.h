@@ -1,6 +1,6 @@
 /* The frame every startlab BPF congestion control is built on (docs/KERNEL-BPF.md).
  *
- * An algorithm's file includes this header, defines its private state (`struct alg`, at most 40
+ * An algorithm's file includes this header, defines its private state (`struct alg`, at most 48
  * bytes) and three functions, then includes startlab_ops.h, which turns them into a
  * `tcp_congestion_ops` registered under CA_NAME (the build passes -DCA_NAME="sl_lss_r"
  * -DOPS=sl_lss_r, and -DAVOID_CUBIC for CUBIC-like avoidance):
@@ -44,13 +44,20 @@ struct sl_ack {
 	__u32 new_round;     /* this ACK ended a round */
 	__u32 min_rtt_us;    /* smallest sample so far, 0 before the first */
 	__u32 in_flight;     /* segments in flight after the ACK */
+	__u32 ack;           /* the ACK's cumulative point (a kernel sequence number) */
+	__u32 snd_nxt;       /* SND.NXT when it arrived */
 };
 
 struct sl_action {
 	__u64 increase;      /* in 1/SCALE bytes */
 	__u32 exit;          /* enum sl_exit; SL_NONE: stay in startup */
 	__u32 set_ssthresh;  /* segments; 0: unchanged */
+	__u32 set_cwnd;      /* segments, replacing the window after the increase; 0: unchanged */
+	__u64 pacing_rate;   /* bytes of payload per second from now on (paced algorithms, SL_PACED);
+	                      * 0: unchanged; SL_UNPACED: back-to-back */
 };
+
+#define SL_UNPACED (~0ULL)
 
 struct alg;
 
@@ -64,7 +71,9 @@ struct sl {
 	__u8 in_startup;     /* 1 until startup first ends (the Rust controller's exit record) */
 	__u8 pending;        /* the ssthresh hook ran in slow start; set_state tells the kind */
 	__u8 loss_kind;      /* SL_LOSS, SL_TIMEOUT or SL_ECN: the congestion signal alg_on_loss sees */
-	__u32 exit_reason;   /* enum sl_exit once startup ended */
+	__u8 exit_reason;    /* enum sl_exit once startup ended */
+	__u8 ca_state;       /* the kernel's TCP_CA_* state, as set_state last told it */
+	__u16 unused;
 	__s32 rtt_us;        /* the last pkts_acked sample, for the cong_avoid that follows */
 	__u32 min_rtt_us;
 	/* CUBIC-like avoidance (cubic_avoidance.h); windows in 1/1024 segments */
@@ -72,7 +81,7 @@ struct sl {
 	__u32 w_max;         /* W_max (0: none remembered) */
 	__u32 k_ms;          /* K, ms */
 	__u32 cwnd_prior;    /* cwnd at the last congestion event (0: none) */
-	__u32 priv[10];      /* the algorithm's own state (struct alg) */
+	__u32 priv[12];      /* the algorithm's own state (struct alg) */
 };
 
 _Static_assert(sizeof(struct sl) <= 104, "the state must fit icsk_ca_priv");

@@ -25,6 +25,13 @@ void BPF_PROG(sl_init, struct sock *sk)
 #endif
 	alg_init(s);
 	avoid_init(s);
+#ifdef SL_PACED
+	/* The kernel's own pacing (no fq needed), at rates this algorithm sets; back-to-back until
+	 * it does. The first flight is the algorithm's (SL_START_WINDOW segments). */
+	sk->sk_pacing_status = SK_PACING_NEEDED;
+	sk->sk_pacing_rate = ~0UL;
+	sl_tp(sk)->snd_cwnd = SL_START_WINDOW;
+#endif
 }
 
 /* The RTT sample of the ACK being processed (tcp_ack calls pkts_acked before cong_avoid). */
@@ -39,9 +46,8 @@ void BPF_PROG(sl_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 
 /* The Rust controller's on_ack: slow start (cwnd < ssthresh) asks the startup algorithm, in the
  * first startup and in every later slow start (after a timeout); congestion avoidance asks the
- * avoidance algorithm. The kernel calls this only while the sender is cwnd-limited. */
-SEC("struct_ops/sl_cong_avoid")
-void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+ * avoidance algorithm. `acked`: segments newly acknowledged. */
+static __always_inline void sl_on_ack(struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = sl_tp(sk);
 	struct sl *s = sl_state(sk);
@@ -81,6 +87,8 @@ void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	a.new_round = new_round;
 	a.min_rtt_us = s->min_rtt_us;
 	a.in_flight = sl_in_flight(tp);
+	a.ack = ack;
+	a.snd_nxt = tp->snd_nxt;
 	s->rtt_us = -1;
 	alg_on_ack(s, &a, &act);
 	/* An increase that crosses ssthresh adds at most one SMSS beyond it (the Rust controller). */
@@ -93,6 +101,14 @@ void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		}
 	}
 	sl_grow(tp, s, inc);
+	if (act.set_cwnd) {
+		tp->snd_cwnd = act.set_cwnd;
+		s->frac = 0;
+	}
+#ifdef SL_PACED
+	if (act.pacing_rate)
+		sk->sk_pacing_rate = act.pacing_rate == SL_UNPACED ? ~0UL : act.pacing_rate;
+#endif
 	if (act.set_ssthresh)
 		tp->snd_ssthresh = act.set_ssthresh < 2 ? 2 : act.set_ssthresh;
 	if (act.exit) {
@@ -106,7 +122,49 @@ void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		s->in_startup = 0;
 		s->exit_reason = SL_SSTHRESH;
 	}
+#ifdef SL_PACED
+	if (!s->in_startup)
+		sk->sk_pacing_rate = ~0UL; /* pacing is startup's (ALGORITHMS.md §0.6) */
+#endif
 }
+
+#ifdef SL_PACED
+/* A paced algorithm owns the window and the pacing rate (the kernel calls tcp_update_pacing_rate,
+ * which overwrites the rate after every ACK, only without cong_control). In loss recovery and CWR
+ * the window is ssthresh, sent into as the pipe falls below it (RFC 6675's rule; the kernel's PRR
+ * runs only without cong_control). */
+SEC("struct_ops/sl_cong_control")
+void BPF_PROG(sl_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = sl_tp(sk);
+	struct sl *s = sl_state(sk);
+	/* cong_control also runs for the SYN-ACK (it acknowledges the SYN, one "segment"); the Rust
+	 * controller sees data ACKs only (cong_avoid is not called for it) */
+	if (sk->__sk_common.skc_state != TCP_ESTABLISHED)
+		return;
+	if (s->ca_state == TCP_CA_Recovery || s->ca_state == TCP_CA_CWR) {
+		tp->snd_cwnd = tp->snd_ssthresh > 2 ? tp->snd_ssthresh : 2;
+		s->rtt_us = -1;
+		return;
+	}
+	if (rs->acked_sacked > 0)
+		sl_on_ack(sk, ack, (__u32)rs->acked_sacked);
+}
+
+/* One segment per transmission, so that the pacing gap is a packet's. */
+SEC("struct_ops/sl_min_tso_segs")
+__u32 BPF_PROG(sl_min_tso_segs, struct sock *sk)
+{
+	return 1;
+}
+#else
+/* The kernel calls this only while the sender is cwnd-limited. */
+SEC("struct_ops/sl_cong_avoid")
+void BPF_PROG(sl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	sl_on_ack(sk, ack, acked);
+}
+#endif
 
 /* A congestion signal: the kernel calls this before it enters Recovery (a loss), Loss (a timeout)
  * or CWR (an ECN echo), and set_state just after; the kind is known only there. */
@@ -132,6 +190,7 @@ void BPF_PROG(sl_set_state, struct sock *sk, __u8 new_state)
 {
 	struct sl *s = sl_state(sk);
 	__u32 kind;
+	s->ca_state = new_state;
 	if (new_state == TCP_CA_Loss) {
 		kind = SL_TIMEOUT;
 		s->frac = 0;
@@ -159,7 +218,12 @@ SEC(".struct_ops")
 struct tcp_congestion_ops OPS = {
 	.init = (void *)sl_init,
 	.pkts_acked = (void *)sl_pkts_acked,
+#ifdef SL_PACED
+	.cong_control = (void *)sl_cong_control,
+	.min_tso_segs = (void *)sl_min_tso_segs,
+#else
 	.cong_avoid = (void *)sl_cong_avoid,
+#endif
 	.ssthresh = (void *)sl_ssthresh,
 	.undo_cwnd = (void *)sl_undo_cwnd,
 	.set_state = (void *)sl_set_state,
