@@ -838,7 +838,7 @@ def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: 
         raise _Failure(f"error: {e}", 1) from e
     window = v.algorithm.sim in conformance.WINDOW_ALGORITHMS
     exact = window and v.avoidance == "reno"
-    problems = trace.mismatches(exact) + (trace.mismatches(True, startup_only=True) if window and not exact else [])
+    problems = conformance.verdict(trace)
     if as_json:
         click.echo(json.dumps({**trace.__dict__, "exact": exact, "mismatches": problems}))
     else:

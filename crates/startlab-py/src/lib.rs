@@ -135,8 +135,6 @@ fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResul
 #[pyclass(module = "startlab._core")]
 struct Simulation {
     sim: Sim,
-    /// A Python plug-in runs: the simulation keeps the GIL while it runs (each hook needs it).
-    plugins: bool,
     /// A plug-in failed: the message raised again by every later call that would run.
     failed: Option<String>,
 }
@@ -218,7 +216,7 @@ impl Simulation {
     #[pyo3(signature = (text, format = "toml", base = None))]
     fn new(py: Python<'_>, text: &str, format: &str, base: Option<&str>) -> PyResult<Self> {
         let sim = build(py, text, format, base)?;
-        Ok(Simulation { plugins: sim.scenario().uses_plugins(), sim, failed: None })
+        Ok(Simulation { sim, failed: None })
     }
 
     #[getter]
@@ -255,7 +253,7 @@ impl Simulation {
         }
         let sim = &mut self.sim;
         let until = startlab_sim::Time(until_ns);
-        let finished = if self.plugins {
+        let finished = if sim.uses_plugins() {
             // Python plug-ins' hooks run on this thread with the GIL, which it already holds.
             guarded("running the simulation", || sim.run_until(until))?
         } else {

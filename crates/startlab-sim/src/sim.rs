@@ -972,6 +972,12 @@ impl Simulation {
         self.finished
     }
 
+    /// Whether a plug-in registered at run time (a Python class) runs in this simulation: its
+    /// driver must let the plug-in's hooks run on the thread that advances it.
+    pub fn uses_plugins(&self) -> bool {
+        self.plugins
+    }
+
     /// When a plug-in asked to stop (`startlab_cc::startup::plugin::request_halt`): the time of
     /// the event it failed in (zero: while the simulation was built). A halted run is not
     /// finished and runs no further; its driver reports the plug-in's failure.
