@@ -152,6 +152,15 @@ def test_the_cli_loads_lists_and_unloads() -> None:
     assert "sl_lss_r" not in _available()
 
 
+def _orphans() -> int:
+    """TCP sockets orphaned on the machine (closed by their process, still holding data)."""
+    for line in Path("/proc/net/sockstat").read_text().splitlines():
+        if line.startswith("TCP:"):
+            fields = line.split()
+            return int(fields[fields.index("orphan") + 1])
+    return 0
+
+
 def _left_nothing(name: str) -> None:
     assert kernelbpf.variant(name).kernel_name not in _available(), "unloaded after the run"
     assert not [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split() if n.startswith("slc")]
@@ -160,7 +169,10 @@ def _left_nothing(name: str) -> None:
 @needs_bpf
 @pytest.mark.parametrize(("name", "ssthresh", "acks"), conformance.WINDOW_CASES)
 def test_a_window_algorithm_gives_the_rust_window_after_every_ack(name: str, ssthresh: int | None, acks: int) -> None:
+    orphans = _orphans()
     trace = conformance.compare(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
+    # the peer resets its connection: no socket is left holding data in the deleted namespace
+    assert _orphans() <= orphans
     assert len(trace.acks) == acks and trace.mss == 1460
     if name.endswith("+cubic"):
         assert trace.mismatches(exact=True, startup_only=True) == []
@@ -210,5 +222,5 @@ def test_compare_real_runs_the_bpf_and_rust_versions_side_by_side(tmp_path: Path
     rows = {r.stack: r for r in results}
     assert set(rows) == {"sim", "kernel:bpf-lss"}
     for r in rows.values():
-        assert r.exit_reason == "loss" and r.exit_cwnd_pkts is not None and r.goodput_bps is not None and r.goodput_bps > 15e6
+        assert r.exit_reason == "loss" and r.exit_cwnd_pkts is not None and r.goodput_bps is not None and r.goodput_bps > 15e6, (r.stack, r.row(), r.detail)
     assert "sl_lss_r" not in _available()

@@ -372,8 +372,8 @@ def test_the_cli_runs_a_plugin_module_and_shows_a_failure_with_its_traceback(tmp
 
 def test_the_tutorials_code_is_the_example_and_its_new_idea_runs() -> None:
     doc = (ROOT / "docs" / "OWN-ALGORITHM.md").read_text(encoding="utf-8")
-    blocks = doc.split("```python\n")[1:]
-    lss, idea = (b.split("```")[0] for b in blocks[:2])
+    lss = doc.split("```python\n")[1].split("```")[0]
+    idea = doc.split("## 4. A new idea")[1].split("```python\n")[1].split("```")[0]
     assert lss in (PLUGINS / "lss_py.py").read_text(encoding="utf-8"), "docs/OWN-ALGORITHM.md's LSS is not examples/plugins/lss_py.py's"
     namespace: dict[str, Any] = {}
     exec(compile(idea, "OWN-ALGORITHM.md", "exec"), namespace)

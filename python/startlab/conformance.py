@@ -102,6 +102,9 @@ _LOCAL, _PEER, _PORT = "10.77.0.1", "10.77.0.2", 5001
 _IFF_TUN, _IFF_NO_PI, _TUNSETIFF = 0x0001, 0x1000, 0x400454CA
 _TCP_CONGESTION = 13
 _MSS = 1460  # no timestamps: 1460 bytes of payload in a 1500-byte packet
+#: Bytes the peer keeps queued in the kernel's socket beyond what is acknowledged: more than any
+#: window of the scripted runs plus 256 ACKs' worth, so the sender is never short of data.
+_AHEAD = 4 << 20
 _WSCALE = 7
 
 
@@ -264,15 +267,17 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
                 raise RuntimeError("the kernel's connection did not complete") from None
             read(0.01)
     mss = _tcp_info(sock)[0]
-    chunk = b"\0" * (1 << 20)
+    chunk = b"\0" * (1 << 16)
+    queued = 0
 
-    def fill() -> None:
-        """Queue as much data as the send buffer takes, from this thread and only between ACKs: a
-        writer thread inside send() holds the socket's lock, and an ACK arriving then waits in
-        the backlog and is processed (and stamped) late."""
+    def fill(acked: int = 0) -> None:
+        """Keep _AHEAD bytes queued beyond what is acknowledged, from this thread and only between
+        ACKs: a writer thread inside send() holds the socket's lock, and an ACK arriving then
+        waits in the backlog and is processed (and stamped) late."""
+        nonlocal queued
         try:
-            while True:
-                sock.send(chunk)
+            while queued < acked + _AHEAD:
+                queued += sock.send(chunk)
         except BlockingIOError:
             pass
 
@@ -282,8 +287,12 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
         result = _acks(script, tun, sock, isn, sport, peer_isn, read, fill)
     finally:
         kernel_ns = _kernel_times(tracer)
-    sock.close()
-    os.close(tun)
+        # Reset, not close: a closed socket with data still queued would live on as an orphan in
+        # the deleted namespace, its buffers counted against the machine's TCP memory (enough of
+        # them put every TCP connection of the host under memory pressure).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+        os.close(tun)
     return {"mss": mss, **result, "kernel_ns": kernel_ns}
 
 
@@ -383,7 +392,7 @@ def _acks(script: Script, tun: int, sock: socket.socket, isn: int, sport: int, p
         # or two (not the later moment the peer got to read it).
         take(read(0), now, len(acks) - 1)
         if len(acks) % 256 == 0:
-            fill()
+            fill(point)
     return {"acks": acks, "cwnd": cwnds, "ssthresh": ssthreshes, "srtt_us": srtts}
 
 
