@@ -228,3 +228,19 @@ def test_disabled_traces_are_empty_and_skipped_by_write(small_toml: str, tmp_pat
         "scenario.json",
         "stats.json",
     }
+
+
+def test_the_cwnd_trace_says_which_rows_are_congestion_events() -> None:
+    """Every reduction of the run is a row marked with its kind; a run without loss has none."""
+    path = {"kind": "dumbbell", "bottleneck_rate": "10Mbps", "rtt": "40ms", "access_rate": "1Gbps", "queue": {"kind": "droptail", "limit": "30pkt"}}
+    flow = {"name": "f", "tcp": {"recovery": "sack", "mss": "1448B"}, "startup": {"algorithm": "slow-start"}, "size": "infinite"}
+    r = startlab.run({"seed": 1, "duration": "3s", "topology": path, "flows": [flow]}, progress=False)
+    cwnd = r.traces.cwnd
+    events = cwnd[cwnd["cause"] != "update"]
+    assert list(cwnd["cause"].cat.categories) == ["update", "loss", "timeout", "ecn"]
+    assert len(events) == r.flows.iloc[0]["recovery_episodes"] + r.flows.iloc[0]["timeouts"] > 0
+    # At a congestion event ssthresh falls to at most the window of the row before it.
+    before = cwnd["cwnd"].shift()[events.index]
+    assert (events["ssthresh"] <= before).all()
+    calm = startlab.run({"seed": 1, "duration": "1s", "topology": {**path, "queue": {"kind": "droptail", "limit": "1000pkt"}}, "flows": [{**flow, "size": "20kB"}]}, progress=False)
+    assert (calm.traces.cwnd["cause"] == "update").all()

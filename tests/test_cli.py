@@ -78,6 +78,48 @@ def test_a_refused_scenario_is_one_error_line_naming_file_and_key(
         assert_one_line_error(startlab(command, bad), 2, "bad.toml", "topology.bottleneck_rat")
 
 
+def test_two_cross_sources_of_one_name_are_refused_before_the_run(tmp_path: Path) -> None:
+    """examples/packet-train.toml with its cross list repeated: refused at check time with the
+    repeated entry's key path (it used to simulate to the end and fail while building tables)."""
+    example = (Path(__file__).resolve().parent.parent / "examples" / "packet-train.toml").read_text(encoding="utf-8")
+    cross = example[example.index("[[cross]]") : example.index("[trace]")]
+    doubled = tmp_path / "doubled.toml"
+    doubled.write_text(example.replace(cross, cross + cross), encoding="utf-8")
+    count = example.count("[[cross]]")
+    for command in ("run", "validate"):
+        assert_one_line_error(startlab(command, doubled), 2, "doubled.toml", f"cross[{count}].name", "already the name")
+
+
+def test_a_result_that_fails_to_build_keeps_the_finished_run(
+    small_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure after the simulation (building the tables) loses nothing: the CLI prints the
+    flows and links as JSON (or writes them to --out) and says what failed, exit code 5; the API
+    raises ResultError carrying the same JSON."""
+    from click.testing import CliRunner
+
+    import startlab
+    from startlab.cli import cli
+
+    def broken(cls: object, raw: object, stats: object) -> object:
+        raise ValueError("Categorical categories must be unique")
+
+    monkeypatch.setattr(startlab.Result, "_from_native", classmethod(broken))
+    done = CliRunner().invoke(cli, ["run", str(small_file), "--no-progress"])
+    assert done.exit_code == 5, done.output
+    tables = json.loads(done.stdout.strip().splitlines()[0])
+    assert {f["flow"] for f in tables["flows"]} == {"bulk", "short"}
+    assert "Categorical categories must be unique" in done.stderr and "printed above" in done.stderr
+    out = tmp_path / "out"
+    done = CliRunner().invoke(cli, ["run", str(small_file), "--no-progress", "--out", str(out)])
+    assert done.exit_code == 5, done.output
+    assert json.loads((out / "results.json").read_text())["flows"] == tables["flows"]
+    with pytest.raises(startlab.ResultError) as caught:
+        startlab.run(small_file, progress=False)
+    assert json.loads(caught.value.tables or "")["flows"] == tables["flows"]
+    assert isinstance(caught.value.__cause__, ValueError)
+
+
 @pytest.mark.parametrize(
     "text", ["this is [not toml", "seed = 1\n"], ids=["bad-toml", "incomplete"]
 )

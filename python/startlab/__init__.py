@@ -33,7 +33,8 @@ from .plugin import Action, Param, startup
 # result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
 # that ``import startlab`` (and the command line) stays fast. compare builds on run() and
 # _source() below, resolved at call time.
-from .result import Result, Traces
+from .result import Result, ResultError, Traces
+from .result import build as _build_result
 from .compare import Comparison, compare
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Comparison",
     "Param",
     "PluginError",
+    "ResultError",
     "ResourceLimitError",
     "Result",
     "ScenarioError",
@@ -202,6 +204,8 @@ def run(
         ResourceLimitError: a limit was exceeded (a ``RuntimeError``).
         PluginError: a Python plug-in raised (a ``RuntimeError``; the plug-in's exception is its
             cause).
+        ResultError: the run finished but its result could not be built (a ``RuntimeError``; its
+            ``tables`` keep the flows and links as JSON).
     """
     if startup is not None:
         scenario, base = _with_startup(scenario, startup, base)
@@ -211,9 +215,9 @@ def run(
     )  # fmt: skip
     raw = sim.results()
     if stream is None:
-        return Result._from_native(raw, sim.stats())
+        return _build_result(raw, sim.stats())
     stream.finish(raw)
-    result = Result._from_native({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
+    result = _build_result({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
     result.transfers, result.transfers_file = None, stream.path
     return result
 

@@ -232,7 +232,7 @@ def run(
     limits exits with code 3 and says which limit and how far it got; a Python plug-in that
     raises stops the run with its traceback and exit code 4."""
     from ._console import stdout_console
-    from .result import _records, native_json
+    from .result import _records, build, native_json
 
     _import_plugins(plugins)
     progress = False if no_progress else None
@@ -277,7 +277,19 @@ def run(
         click.echo(native_json(raw))
         if out is None:
             return
-    result = startlab.Result._from_native(raw, sim.stats())
+    try:
+        result = build(raw, sim.stats())
+    except startlab.ResultError as e:
+        # The run is done: its tables go where the user looks for them before the error is told.
+        if e.tables is not None and out is not None:
+            (out / "results.json").write_text(e.tables)
+            where = f"written to {out / 'results.json'}"
+        elif e.tables is not None:
+            click.echo(e.tables)
+            where = "printed above as JSON"
+        else:
+            where = "lost"
+        raise _Failure(f"internal error: {e}; the flows and links are {where}", 5) from e
     if stream is not None:
         result.transfers, result.transfers_file = None, stream.path
     if not as_json:

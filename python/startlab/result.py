@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 #: The columns of each trace (docs/RESULTS.md); a trace the scenario disabled is an empty table
 #: with these columns.
 TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
-    "cwnd": ("time", "flow", "cwnd", "ssthresh"),
+    "cwnd": ("time", "flow", "cwnd", "ssthresh", "cause"),
     "seq": ("time", "flow", "event", "seq", "len"),
     "queue": ("time", "link", "packets", "bytes", "red_avg"),
     "packets": ("time", "link", "event", "kind", "flow", "seq", "len", "size", "queue_packets", "queue_bytes"),
@@ -38,7 +38,9 @@ class Traces:
     """Time series recorded during a run, one row per change (decimated by ``[trace] interval``).
 
     Attributes:
-        cwnd: ``time`` (s), ``flow``, ``cwnd`` (B), ``ssthresh`` (B, ``inf`` while infinite).
+        cwnd: ``time`` (s), ``flow``, ``cwnd`` (B), ``ssthresh`` (B, ``inf`` while infinite),
+            ``cause``: ``loss``, ``timeout`` or ``ecn`` where a congestion event of that kind set
+            ssthresh in the step the row records, else ``update``.
         seq: ``time`` (s), ``flow``, ``event`` (``sent``, ``retransmitted``, ``acked``,
             ``dropped``), ``seq`` (first byte), ``len`` (B).
         queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire), ``red_avg`` (RED average queue in the limit's unit; NaN for drop-tail).
@@ -49,7 +51,7 @@ class Traces:
             ``len`` (payload B), ``size`` (B on the wire), ``queue_packets`` and ``queue_bytes``
             waiting after the event.
 
-    ``flow``, ``link`` and ``event`` are pandas Categoricals. A trace that ``[trace]`` disabled is
+    ``flow``, ``link``, ``event`` and ``cause`` are pandas Categoricals. A trace that ``[trace]`` disabled is
     an empty table with the same columns.
     """
 
@@ -112,8 +114,9 @@ class Result:
             "event": raw.get("packet_events", ()),
             "kind": raw.get("packet_kinds", ()),
         }
+        trace_labels = {"cwnd": {**labels, "cause": raw["cwnd_causes"]}, "packets": packet_labels}
         traces = {
-            kind: _trace(raw["traces"].get(kind) or {}, columns, packet_labels if kind == "packets" else labels)
+            kind: _trace(raw["traces"].get(kind) or {}, columns, trace_labels.get(kind, labels))
             for kind, columns in TRACE_COLUMNS.items()
         }
         return cls(
@@ -361,6 +364,31 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         return value
 
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+class ResultError(RuntimeError):
+    """The run finished, but building its result tables failed (a startlab bug). ``tables`` keeps
+    the finished run's flows and links (and responses, transfers, probes) as the JSON of
+    ``startlab run --json``, computed from the native columns without pandas, so nothing already
+    simulated is lost; None only if even that failed."""
+
+    def __init__(self, message: str, tables: str | None) -> None:
+        super().__init__(message)
+        self.tables = tables
+
+
+def build(raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
+    """:class:`Result` from ``Simulation.results()`` and ``Simulation.stats()``; a failure while
+    building it is a :class:`ResultError` that carries the run's tables."""
+    try:
+        return Result._from_native(raw, stats)
+    except Exception as e:
+        try:
+            tables: str | None = native_json(raw)
+        except Exception:
+            tables = None
+        kept = "its tables are kept as JSON" if tables is not None else "its tables could not be kept either"
+        raise ResultError(f"the run finished, but building its result failed ({type(e).__name__}: {e}); {kept}", tables) from e
 
 
 def native_json(raw: Mapping[str, Any]) -> str:

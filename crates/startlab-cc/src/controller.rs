@@ -86,6 +86,25 @@ pub struct Controller {
     retransmitted: u64,
     /// A per-response startup runs (after [`Controller::restart_startup`]) and has not ended.
     restarted: bool,
+    /// Congestion events so far and what the last one did.
+    reductions: u64,
+    last_reduction: Option<Reduction>,
+}
+
+/// What a congestion event did to the window (the controller's record of the last one): a
+/// reduction, never an undo (startlab's recoveries undo no reduction).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reduction {
+    /// When.
+    pub now: Time,
+    /// Loss (fast retransmit), timeout or ECN echo.
+    pub kind: CongestionKind,
+    /// cwnd (bytes) the event found.
+    pub cwnd_before: f64,
+    /// ssthresh (bytes) before the event.
+    pub ssthresh_before: Ssthresh,
+    /// ssthresh (bytes) the event set.
+    pub ssthresh_after: f64,
 }
 
 impl Controller {
@@ -107,6 +126,8 @@ impl Controller {
             exit_when_sent: None,
             retransmitted: 0,
             restarted: false,
+            reductions: 0,
+            last_reduction: None,
             cfg,
         };
         if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
@@ -322,7 +343,17 @@ impl Controller {
     /// A congestion signal: the avoidance plug-in returns the new ssthresh (ns-3's rule: the
     /// algorithm returns ssthresh, it does not set it). For a fast retransmit the endpoint then sets
     /// the recovery window; for a timeout cwnd becomes the loss window.
+    ///
+    /// NOTE: a congestion event never raises ssthresh above the window it found. FlightSize
+    /// (RFC 5681 eq. 4) is the data sent and not cumulatively acknowledged; behind a lost
+    /// retransmission, or after Reno left recovery with holes still open, it counts windows already
+    /// SACKed or sent since, and the avoidance's reduction of it (FlightSize/2, β·FlightSize) can
+    /// exceed cwnd: Reno's recovery on a burst set ssthresh to 1.4·cwnd. When it would, that
+    /// FlightSize does not describe the network and the reduction is taken from cwnd instead, as
+    /// Linux and 4.4BSD always do; everywhere else the RFC's FlightSize stands. (The RACK
+    /// recoveries pass FlightSize at most cwnd: Linux's reduction from cwnd, always.)
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
+        let (cwnd_before, ssthresh_before) = (self.cwnd, self.ssthresh);
         let reason = match ev.kind {
             CongestionKind::FastRetransmit => ExitReason::Loss,
             CongestionKind::Timeout => ExitReason::Timeout,
@@ -335,8 +366,15 @@ impl Controller {
             self.leave_startup(ev.now, reason);
         }
         let view = self.view();
-        let mut ss = plug_in_ss.unwrap_or_else(|| self.avoidance.ssthresh_after_loss(&view, ev));
-        if ev.kind == CongestionKind::Timeout && self.phase == Phase::Recovery {
+        // A timeout during recovery keeps the episode's ssthresh at most (below): nothing to guard.
+        let in_episode = ev.kind == CongestionKind::Timeout && self.phase == Phase::Recovery;
+        let mut ss = plug_in_ss.unwrap_or_else(|| {
+            // A trial on a copy: the avoidance's reduction also updates its state (CUBIC's W_max).
+            let raises = !in_episode && self.avoidance.clone().ssthresh_after_loss(&view, ev) > self.cwnd;
+            let ev = if raises { CongestionEvent { flight_size: self.cwnd as u64, ..*ev } } else { *ev };
+            self.avoidance.ssthresh_after_loss(&view, &ev)
+        });
+        if in_episode {
             // NOTE: RFC 5681 §3.1 asks for ssthresh "no more than" max(FlightSize/2, 2*SMSS) on a
             // timeout. During SACK recovery FlightSize spans every byte sent since the loss (new data
             // included) and can be several windows; like Linux (tcp_enter_loss keeps the recovery's
@@ -345,6 +383,8 @@ impl Controller {
             ss = ss.min(self.ssthresh.as_f64());
         }
         let ss = ss.max(2.0 * self.cfg.mss as f64);
+        self.reductions += 1;
+        self.last_reduction = Some(Reduction { now: ev.now, kind: ev.kind, cwnd_before, ssthresh_before, ssthresh_after: ss });
         self.ssthresh = Ssthresh::Bytes(ss);
         match ev.enter_recovery {
             // RFC 3168 §6.1.2: "cwnd = ssthresh" (halved), no retransmission, no recovery.
@@ -366,6 +406,16 @@ impl Controller {
             }
         }
         self.avoidance.on_congestion(&self.view(), ev);
+    }
+
+    /// Congestion events (fast retransmits, first timeouts of an episode, ECN reductions) so far.
+    pub fn reductions(&self) -> u64 {
+        self.reductions
+    }
+
+    /// What the last congestion event did.
+    pub fn last_reduction(&self) -> Option<Reduction> {
+        self.last_reduction
     }
 
     /// A timeout while the window is already collapsed (RFC 6298 backoff): cwnd back to the loss
@@ -542,6 +592,7 @@ mod tests {
     fn fast_retransmit_halves_flight_and_records_loss_exit_once() {
         let mut c = controller(2, Ssthresh::Infinite);
         c.on_ack(&ack(1, MSS, MSS));
+        c.cwnd = 32.0 * MSS as f64;
         c.on_congestion(&CongestionEvent {
             now: Time(5),
             kind: CongestionKind::FastRetransmit,
@@ -551,7 +602,9 @@ mod tests {
         assert_eq!(c.ssthresh(), Ssthresh::Bytes(15.0 * MSS as f64));
         assert_eq!(c.phase(), Phase::Recovery);
         let exit = c.startup_exit().unwrap();
-        assert_eq!((exit.reason, exit.cwnd), (ExitReason::Loss, 3.0 * MSS as f64));
+        assert_eq!((exit.reason, exit.cwnd), (ExitReason::Loss, 32.0 * MSS as f64));
+        let r = c.last_reduction().unwrap();
+        assert_eq!((r.kind, r.cwnd_before, r.ssthresh_after), (CongestionKind::FastRetransmit, 32.0 * MSS as f64, 15.0 * MSS as f64));
         assert_eq!(c.entered_ca(), None, "t_su is the recovery exit, not the loss");
         c.on_congestion(&CongestionEvent { now: Time(9), kind: CongestionKind::Timeout, flight_size: 10 * MSS, enter_recovery: false });
         assert_eq!(c.startup_exit().unwrap().reason, ExitReason::Loss, "the exit is written once");
@@ -580,8 +633,25 @@ mod tests {
     }
 
     #[test]
+    fn a_flight_size_whose_half_exceeds_cwnd_is_taken_as_cwnd() {
+        // SND.UNA behind a lost retransmission while the recovery sent on: FlightSize is 300
+        // segments, cwnd 40. Halving FlightSize would raise ssthresh to 150; it is halved cwnd.
+        // FlightSize 60 (half of it below cwnd) stands, as RFC 5681 writes it.
+        let mut c = controller(2, Ssthresh::Infinite);
+        c.cwnd = 40.0 * MSS as f64;
+        c.on_congestion(&CongestionEvent { now: Time(1), kind: CongestionKind::FastRetransmit, flight_size: 300 * MSS, enter_recovery: true });
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(20.0 * MSS as f64));
+        assert_eq!(c.reductions(), 1);
+        let mut c = controller(2, Ssthresh::Infinite);
+        c.cwnd = 40.0 * MSS as f64;
+        c.on_congestion(&CongestionEvent { now: Time(1), kind: CongestionKind::FastRetransmit, flight_size: 60 * MSS, enter_recovery: true });
+        assert_eq!(c.ssthresh(), Ssthresh::Bytes(30.0 * MSS as f64));
+    }
+
+    #[test]
     fn a_timeout_during_recovery_never_raises_ssthresh() {
         let mut c = controller(2, Ssthresh::Infinite);
+        c.cwnd = 100.0 * MSS as f64;
         c.on_congestion(&CongestionEvent { now: Time(1), kind: CongestionKind::FastRetransmit, flight_size: 100 * MSS, enter_recovery: true });
         c.on_congestion(&CongestionEvent { now: Time(2), kind: CongestionKind::Timeout, flight_size: 300 * MSS, enter_recovery: false });
         assert_eq!(c.ssthresh(), Ssthresh::Bytes(50.0 * MSS as f64), "FlightSize grew during recovery; ssthresh must not");

@@ -22,7 +22,7 @@ mod controller;
 pub mod decl;
 pub mod startup;
 
-pub use controller::{Controller, CcConfig, CcView, Phase, StartupExit};
+pub use controller::{Controller, CcConfig, CcView, Phase, Reduction, StartupExit};
 pub use startlab_units::{Dur, Time};
 
 /// Why startup ended. Recorded once per flow, reported in results (`exit_reason`).

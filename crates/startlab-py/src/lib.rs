@@ -310,6 +310,7 @@ impl Simulation {
         cwnd.set_item("flow", t.cwnd.flow.clone().into_pyarray(py))?;
         cwnd.set_item("cwnd", t.cwnd.cwnd.clone().into_pyarray(py))?;
         cwnd.set_item("ssthresh", t.cwnd.ssthresh.clone().into_pyarray(py))?;
+        cwnd.set_item("cause", t.cwnd.cause.clone().into_pyarray(py))?;
         traces.set_item("cwnd", cwnd)?;
         let seq = PyDict::new(py);
         seq.set_item("time", t.seq.time.clone().into_pyarray(py))?;
@@ -347,6 +348,7 @@ impl Simulation {
         out.set_item("flow_names", r.flow_names.clone())?;
         out.set_item("link_names", r.link_names.clone())?;
         out.set_item("seq_kinds", r.seq_kinds.clone())?;
+        out.set_item("cwnd_causes", r.cwnd_causes.clone())?;
         out.set_item("warmup_end", r.warmup_end)?;
         let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
         out.set_item("scenario", scenario)?;

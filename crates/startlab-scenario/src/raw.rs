@@ -158,6 +158,7 @@ pub struct Tcp {
     pub cubic_beta: Option<serde_json::Value>,
     pub cubic_fast_convergence: Option<serde_json::Value>,
     pub cubic_ssthresh_from: Option<serde_json::Value>,
+    pub cubic_growth: Option<serde_json::Value>,
     pub reno_ssthresh_from: Option<serde_json::Value>,
     pub mss: Option<BytesV>,
     pub header: Option<BytesV>,
@@ -195,6 +196,7 @@ impl Tcp {
             ("cubic_beta", &self.cubic_beta),
             ("cubic_fast_convergence", &self.cubic_fast_convergence),
             ("cubic_ssthresh_from", &self.cubic_ssthresh_from),
+            ("cubic_growth", &self.cubic_growth),
             ("reno_ssthresh_from", &self.reno_ssthresh_from),
         ]
         .into_iter()

@@ -282,7 +282,17 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             }
             Topology::Graph(g) => graph_ends(&p, g, c.from.as_deref(), c.to.as_deref())?,
         };
-        cross.push(CrossSpec { name: c.name.clone().unwrap_or_else(|| format!("{}{j}", c.kind)), ends, process, rate, packet_size: c.packet_size.0, start, stop, gaps });
+        // Cross sources and flows share one list of names in the traces and tables (the packet
+        // trace's `flow` names either): a repeated name is refused here, not after the run.
+        let name = c.name.clone().unwrap_or_else(|| format!("{}{j}", c.kind));
+        if name.is_empty() {
+            return err(format!("{p}.name"), "must not be empty");
+        }
+        if !names.insert(name.clone()) {
+            let what = if c.name.is_some() { "" } else { " (the default name of this source; give it its own `name`)" };
+            return err(format!("{p}.name"), format!("{name:?} is already the name of a flow or cross-traffic source{what}"));
+        }
+        cross.push(CrossSpec { name, ends, process, rate, packet_size: c.packet_size.0, start, stop, gaps });
     }
     let early_rtts = s.measure.as_ref().and_then(|m| m.early_rtts).unwrap_or(10);
     if early_rtts == 0 {

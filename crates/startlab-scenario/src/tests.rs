@@ -121,17 +121,18 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
     assert_eq!(params["cubic_beta"], Number(0.7));
     assert_eq!(params["cubic_fast_convergence"], Bool(true));
     assert_eq!(params["cubic_ssthresh_from"], Choice("cwnd".into()));
+    assert_eq!(params["cubic_growth"], Choice("rfc9438".into()));
     let (name, params) = avoidance_params(EXAMPLE);
     assert_eq!(name, "reno", "reno by default");
     assert!(!params.contains_key("cubic_c"), "reno has no cubic parameters");
 
     let set = cubic.replace(
         "congestion_avoidance = \"cubic\",",
-        "congestion_avoidance = \"cubic\", cubic_c = 1, cubic_beta = 0.5, cubic_fast_convergence = false, cubic_ssthresh_from = \"flight-size\",",
+        "congestion_avoidance = \"cubic\", cubic_c = 1, cubic_beta = 0.5, cubic_fast_convergence = false, cubic_ssthresh_from = \"flight-size\", cubic_growth = \"linux\",",
     );
     let (_, params) = avoidance_params(&set);
     let got: Vec<_> = params.values().cloned().collect();
-    assert_eq!(got, [Number(0.5), Number(1.0), Bool(false), Choice("flight-size".into())], "in key order: {params:?}");
+    assert_eq!(got, [Number(0.5), Number(1.0), Bool(false), Choice("linux".into()), Choice("flight-size".into())], "in key order: {params:?}");
 
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
     assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
@@ -146,6 +147,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
         ("cubic_c = -0.4", "cubic_c", "-0.4 is out of range; expected positive"),
         ("cubic_ssthresh_from = \"pipe\"", "cubic_ssthresh_from", "expected one of \"cwnd\", \"flight-size\""),
         ("cubic_fast_convergence = 1", "cubic_fast_convergence", "expected true or false"),
+        ("cubic_growth = \"bic\"", "cubic_growth", "expected one of \"rfc9438\", \"linux\""),
         ("cubic_c = \"0.4\"", "cubic_c", "\"0.4\" is not valid; expected a number"),
     ] {
         let e = refused(&cubic.replace("congestion_avoidance = \"cubic\",", &format!("congestion_avoidance = \"cubic\", {bad},")));
@@ -315,4 +317,23 @@ fn recoveries_and_the_prr_bound_are_checked() {
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"linux\", prr_bound = \"crb\","));
     assert_eq!(e.path, "flows[0].tcp.prr_bound");
     assert!(e.message.contains("applies only to recovery = \"prr\""), "{e}");
+}
+
+#[test]
+fn cross_sources_need_names_of_their_own() {
+    let cross = "\n[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"1000B\"\n";
+    let named = |name: &str| format!("{cross}name = \"{name}\"\n");
+    // Two sources of the same name: refused at the second, with its key path.
+    let e = refused(&format!("{EXAMPLE}{}{}", named("probe"), named("probe")));
+    assert_eq!(e.path, "cross[2].name");
+    assert!(e.message.contains("\"probe\" is already the name"), "{}", e.message);
+    // A source named like a flow.
+    let e = refused(&format!("{EXAMPLE}{}", named("sack")));
+    assert_eq!(e.path, "cross[1].name");
+    // A default name (kind and position: "cbr2") taken by an earlier source: the message says so.
+    let e = refused(&format!("{EXAMPLE}{}{cross}", named("cbr2")));
+    assert_eq!(e.path, "cross[2].name");
+    assert!(e.message.contains("give it its own `name`"), "{}", e.message);
+    // Distinct names pass.
+    assert!(from_toml(&format!("{EXAMPLE}{}{}", named("a"), named("b"))).is_ok());
 }

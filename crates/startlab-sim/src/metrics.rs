@@ -2,7 +2,7 @@
 //! docs/RESULTS.md for the table of columns).
 
 use crate::sim::Simulation;
-use crate::trace::{Traces, SEQ_KINDS};
+use crate::trace::{Traces, CWND_CAUSES, SEQ_KINDS};
 use serde::Serialize;
 use startlab_cc::startup::Detail;
 use std::collections::BTreeMap;
@@ -337,6 +337,8 @@ pub struct Results<'a> {
     pub link_names: Vec<String>,
     /// Names of the seq trace's `event` codes.
     pub seq_kinds: Vec<String>,
+    /// Names of the cwnd trace's `cause` codes.
+    pub cwnd_causes: Vec<String>,
     /// End of the warm-up of `[measure]` (s): fixed, or found automatically; `None` without a
     /// warm-up or when the number of active flows never settled.
     pub warmup_end: Option<f64>,
@@ -857,6 +859,7 @@ impl Simulation {
             flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
             link_names: self.net.channels.iter().map(|c| c.name.clone()).collect(),
             seq_kinds: SEQ_KINDS.iter().map(|s| s.to_string()).collect(),
+            cwnd_causes: CWND_CAUSES.iter().map(|s| s.to_string()).collect(),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink, QueueChange};
 use crate::trace::{Gate, PacketRecord, PacketTrace, PacketTracing, Traces, PKT_DEQUEUE, PKT_DROP, PKT_ENQUEUE, PKT_LOST, PKT_MARK, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
 use startlab_cc::avoidance::Avoidance;
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
-use startlab_cc::{CcConfig, Controller, Ssthresh};
+use startlab_cc::{CcConfig, CongestionKind, Controller, Ssthresh};
 use crate::workload;
 use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
 use startlab_tcp::{Ack, AckPolicy, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
@@ -69,6 +69,8 @@ pub(crate) struct FlowMeter {
     /// Highest cumulative ACK the receiver emitted.
     pub last_ack_sent: u64,
     pub last_cc: (f64, f64),
+    /// Congestion events of the connection's controller seen so far.
+    pub reductions: u64,
     pub data_sent: u64,
     pub next_forced_drop: usize,
     /// Data packets of this flow a RED queue marked CE (first mark per packet).
@@ -1711,6 +1713,16 @@ impl Simulation {
         if now_cc.0.is_nan() || now_cc.0 <= 0.0 {
             self.violations.push(format!("flow {}: cwnd {} is not positive", fl.name, now_cc.0));
         }
+        let cause = if cc.reductions() == fl.m.reductions {
+            0
+        } else {
+            fl.m.reductions = cc.reductions();
+            match cc.last_reduction().map(|r| r.kind) {
+                Some(CongestionKind::Timeout) => 2,
+                Some(CongestionKind::Ecn) => 3,
+                _ => 1,
+            }
+        };
         if now_cc != fl.m.last_cc {
             fl.m.last_cc = now_cc;
             if self.scenario.trace.cwnd && self.gate_cwnd.pass(f as usize, now) {
@@ -1719,6 +1731,7 @@ impl Simulation {
                 t.flow.push(f);
                 t.cwnd.push(now_cc.0);
                 t.ssthresh.push(now_cc.1);
+                t.cause.push(cause);
             }
         }
     }

@@ -14,6 +14,12 @@ pub const SEQ_ACKED: u8 = 2;
 /// `dropped`.
 pub const SEQ_DROPPED: u8 = 3;
 
+/// What changed cwnd/ssthresh at a row of the cwnd trace (its `cause` column): `update` for any
+/// change that is not a congestion event (growth, the recovery's window, its end); `loss`,
+/// `timeout` and `ecn` for a congestion event (a reduction: ssthresh set from the window) of that
+/// kind in the step the row records. No recovery in startlab undoes a reduction.
+pub const CWND_CAUSES: [&str; 4] = ["update", "loss", "timeout", "ecn"];
+
 /// cwnd/ssthresh on every change.
 #[derive(Debug, Default, Serialize)]
 pub struct CwndTrace {
@@ -25,6 +31,8 @@ pub struct CwndTrace {
     pub cwnd: Vec<f64>,
     /// Bytes (`inf` while infinite).
     pub ssthresh: Vec<f64>,
+    /// Index into [`CWND_CAUSES`].
+    pub cause: Vec<u8>,
 }
 
 /// Sequence events.

@@ -1288,7 +1288,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = self.snd_nxt - self.snd_una;
+        let flight = if self.cfg.recovery.rack() { self.rack_flight_size() } else { self.snd_nxt - self.snd_una };
         if self.timeout_streak == 0 {
             // First expiry of the episode sets ssthresh from FlightSize (ALGORITHMS.md §2.5).
             self.cc.on_congestion(&CongestionEvent {
@@ -1461,7 +1461,7 @@ mod tests {
         let mut data: VecDeque<(Time, Segment)> = VecDeque::new();
         let mut acks: VecDeque<(Time, Ack)> = VecDeque::new();
         let mut now = Time::ZERO;
-        let mut sent = 0;
+        let (mut sent, mut reductions) = (0, 0);
         snd.start(now);
         for _ in 0..200_000 {
             while let Some(seg) = snd.poll_transmit(now) {
@@ -1494,8 +1494,31 @@ mod tests {
             } else {
                 snd.on_timer(now);
             }
+            check_reduction(&snd, &mut reductions);
         }
         (rcv, snd)
+    }
+
+    /// Every congestion event since the last call: it never raised ssthresh above the cwnd it
+    /// found (but for the 2 SMSS floor), whatever FlightSize was. (A timeout during recovery keeps
+    /// the episode's ssthresh, which PRR's cwnd may be below: that raises nothing.)
+    fn check_reduction(snd: &Sender, seen: &mut u64) {
+        let cc = snd.cc();
+        if cc.reductions() == *seen {
+            return;
+        }
+        *seen = cc.reductions();
+        let r = cc.last_reduction().expect("a reduction was recorded");
+        let floor = 2.0 * snd.mss() as f64;
+        assert!(
+            r.ssthresh_after <= r.cwnd_before.max(floor) || r.ssthresh_after <= r.ssthresh_before.as_f64(),
+            "{:?} at {:?} raised ssthresh to {} above the cwnd it found, {} ({:?} recovery)",
+            r.kind, r.now, r.ssthresh_after, r.cwnd_before, snd.cfg.recovery
+        );
+        // RACK reduces as Linux does: Reno's half of cwnd at most, never of a larger FlightSize.
+        if snd.cfg.recovery.rack() && r.kind == CongestionKind::FastRetransmit {
+            assert!(r.ssthresh_after <= (r.cwnd_before / 2.0).max(floor), "{:?} recovery: ssthresh {} from cwnd {}", snd.cfg.recovery, r.ssthresh_after, r.cwnd_before);
+        }
     }
 
     /// A delayed-ACK receiver holds the ACK of an in-order segment; the next one is dropped, so
@@ -1561,6 +1584,28 @@ mod tests {
             drops.extend(scattered);
             let size = segments * mss as u64;
             let (delivered, _) = transfer_with(recovery, mss, size, iw, 3, delayed, &drops);
+            prop_assert_eq!(delivered, size);
+        }
+
+        /// Under every recovery, with Reno's ssthresh = FlightSize/2: no congestion event sets
+        /// ssthresh above the cwnd it found (checked at every step by `check_reduction`), even
+        /// when SND.UNA stays behind a lost retransmission while the recovery sends on.
+        #[test]
+        fn no_congestion_event_raises_ssthresh_above_cwnd(
+            recovery in prop::sample::select(vec![
+                Recovery::Tahoe, Recovery::Reno, Recovery::NewReno, Recovery::Sack,
+                Recovery::Prr(PrrBound::SlowStart), Recovery::Prr(PrrBound::Conservative), Recovery::Prr(PrrBound::SafeAck),
+                Recovery::RackTlp, Recovery::Linux, Recovery::Sack1, Recovery::Ns3Prr,
+            ]),
+            segments in 50u64..2000,
+            iw in 1u64..20,
+            delayed in any::<bool>(),
+            bursts in prop::collection::vec((1u64..3000, 0u64..300), 1..4),
+        ) {
+            let mut drops: Vec<u64> = bursts.iter().flat_map(|&(at, n)| at..at + n).collect();
+            drops.sort_unstable();
+            let size = segments * 1000;
+            let (delivered, _) = transfer_with(recovery, 1000, size, iw, 3, delayed, &drops);
             prop_assert_eq!(delivered, size);
         }
     }

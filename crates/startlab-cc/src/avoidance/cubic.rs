@@ -34,6 +34,19 @@ pub enum SsthreshFrom {
     FlightSize,
 }
 
+/// How the window grows where RFC 9438 and Linux's `tcp_cubic.c` differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// RFC 9438 as written (with this module's NOTEs).
+    Rfc9438,
+    /// As Linux's `bictcp_update`: while no congestion event has set `W_max` (`last_max_cwnd ==
+    /// 0`: from the connection's start, as after a HyStart exit, and again after a timeout, which
+    /// `bictcp_reset` clears) the window grows by at least 5 % per RTT (`cnt` at most 20), not
+    /// from K = 0 along a cubic that adds 0.4 segments in the first second; and the Reno-friendly
+    /// estimate always grows by α_cubic per RTT (`beta_scale`).
+    Linux,
+}
+
 /// CUBIC's parameters, with the RFC 9438 defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicConfig {
@@ -45,11 +58,13 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// The window the ssthresh after a congestion event is computed from.
     pub ssthresh_from: SsthreshFrom,
+    /// RFC 9438's growth or Linux's.
+    pub growth: Growth,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: Cubic::C, beta: Cubic::BETA_CUBIC, fast_convergence: true, ssthresh_from: SsthreshFrom::Cwnd }
+        CubicConfig { c: Cubic::C, beta: Cubic::BETA_CUBIC, fast_convergence: true, ssthresh_from: SsthreshFrom::Cwnd, growth: Growth::Rfc9438 }
     }
 }
 
@@ -67,6 +82,8 @@ struct Epoch {
     /// The window this module returned last, bytes; if the controller's cwnd differs, someone else
     /// (restart after idle) moved it and the stage is over.
     last_cwnd: f64,
+    /// No congestion event has set `W_max` before this stage (Linux `last_max_cwnd == 0`).
+    no_history: bool,
 }
 
 /// CUBIC (RFC 9438).
@@ -143,8 +160,11 @@ impl Cubic {
     /// NOTE: before any congestion event there is no `cwnd_prior` and no reduction to make up for;
     /// we read the rule as already satisfied and use α = 1, Reno's increase (Linux uses α_cubic
     /// always).
+    ///
+    /// With [`Growth::Linux`], α_cubic always (Linux's `beta_scale`).
     pub fn next_w_est(&self, w_est: f64, segments_acked: f64, cwnd: f64) -> f64 {
         let alpha = match self.cwnd_prior {
+            _ if self.cfg.growth == Growth::Linux => self.alpha_cubic(),
             Some(prior) if w_est < prior => self.alpha_cubic(),
             _ => 1.0,
         };
@@ -174,8 +194,10 @@ impl Cubic {
         // delayed ACKs do not halve the growth (ALGORITHMS.md §9.3 "per segment ACKed").
         let segments_acked = ack.newly_acked as f64 / mss;
         let w_est = self.next_w_est(epoch.w_est, segments_acked, cwnd);
+        // Linux, no W_max yet: at least cwnd/20 more per window of ACKs (5 % per RTT).
+        let floor = if self.cfg.growth == Growth::Linux && epoch.no_history { cwnd + segments_acked / 20.0 } else { 0.0 };
 
-        let new_cwnd = if self.w_cubic(t, epoch.k, epoch.w_max) < w_est {
+        let grown = if self.w_cubic(t, epoch.k, epoch.w_max) < w_est {
             // §4.3: "CUBIC is in the Reno-friendly region and cwnd SHOULD be set to W_est at each
             // reception of a new ACK."
             // NOTE: never below the current cwnd: in the cubic region the window runs ahead of
@@ -187,6 +209,7 @@ impl Cubic {
             // for each received new ACK" — here per segment acknowledged (NOTE above).
             cwnd + (target - cwnd) / cwnd * segments_acked
         };
+        let new_cwnd = grown.max(floor);
         let bytes = new_cwnd * mss;
         self.epoch = Some(Epoch { w_est, last_cwnd: bytes, ..epoch });
         bytes
@@ -196,6 +219,7 @@ impl Cubic {
     /// `cwnd_epoch = cwnd`, `W_est = cwnd`, and `K` from the remembered `W_max` (ALGORITHMS.md §9.3).
     fn start_epoch(&mut self, now: Time, cwnd: f64, mss: f64) -> Epoch {
         let cwnd_epoch = cwnd / mss;
+        let no_history = self.w_max.is_none();
         let w_max = match self.w_max {
             Some(w) if w > cwnd_epoch => w,
             // §4.8 / §4.10: no congestion event yet, or a timeout: "K is set to 0, and W_max is set
@@ -205,7 +229,7 @@ impl Cubic {
         };
         self.w_max = Some(w_max);
         // §4.3: "W_est is set equal to cwnd_epoch at the start of the congestion avoidance stage."
-        Epoch { t_epoch: now, k: self.k(w_max, cwnd_epoch), w_max, w_est: cwnd_epoch, last_cwnd: cwnd }
+        Epoch { t_epoch: now, k: self.k(w_max, cwnd_epoch), w_max, w_est: cwnd_epoch, last_cwnd: cwnd, no_history }
     }
 
     /// ssthresh (bytes) after a congestion signal; also ends the stage and updates `W_max` and
@@ -292,6 +316,14 @@ pub const SSTHRESH_FROM: Param<&'static str> = Param::choice(
     "tcp.cubic_ssthresh_from: ssthresh = β*cwnd (Linux) or β*FlightSize (RFC 9438 §4.6)",
 );
 
+/// `tcp.cubic_growth`: RFC 9438's window growth or Linux's.
+pub const GROWTH: Param<&'static str> = Param::choice(
+    "cubic_growth",
+    &["rfc9438", "linux"],
+    "rfc9438",
+    "tcp.cubic_growth: \"linux\" grows as tcp_cubic.c does: at least 5 % per RTT until a congestion event sets W_max (at start, after HyStart, after a timeout), Reno-friendly at alpha_cubic",
+);
+
 /// The declaration of `congestion_avoidance = "cubic"` (its entry in `avoidance::DECLS`; its
 /// parameters are keys of the flow's `tcp` table).
 pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
@@ -300,7 +332,7 @@ pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
         role: "avoidance",
         summary: "CUBIC: cwnd follows W_cubic(t) = C*(t-K)^3 + W_max, K = cbrt(W_max*(1-beta)/C), at least Reno's W_est; ssthresh = beta*cwnd on loss",
         source: "RFC 9438 §4",
-        params: &[C.info, BETA.info, FAST_CONVERGENCE.info, SSTHRESH_FROM.info],
+        params: &[C.info, BETA.info, FAST_CONVERGENCE.info, SSTHRESH_FROM.info, GROWTH.info],
     },
     build: |p, _| {
         super::Avoidance::Cubic(Cubic::new(CubicConfig {
@@ -310,6 +342,10 @@ pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
             ssthresh_from: match p.get(&SSTHRESH_FROM) {
                 "flight-size" => SsthreshFrom::FlightSize,
                 _ => SsthreshFrom::Cwnd,
+            },
+            growth: match p.get(&GROWTH) {
+                "linux" => Growth::Linux,
+                _ => Growth::Rfc9438,
             },
         }))
     },
@@ -533,6 +569,34 @@ mod tests {
         c.on_ack(&view(105.0 * SEG, Some(RTT_100MS)), &ack_at(Time(5_000_000_000), MSS));
         let e = c.epoch.unwrap();
         assert_eq!((e.k, e.w_max, e.w_est), (0.0, 105.0, c.next_w_est(105.0, 1.0, 105.0)), "RFC 9438 §4.8");
+    }
+
+    #[test]
+    fn linux_growth_adds_five_percent_per_rtt_until_the_first_congestion_event() {
+        // A HyStart exit at 1 000 segments, no loss yet, RTT 100 ms. RFC 9438: K = 0 and W_max =
+        // 1 000, so the cubic adds C·t³ (0.4 segments in the first second) and W_est one segment
+        // per RTT: about 10 segments in 1 s. Linux (cnt <= 20): 5 % per RTT, 1.05^10 in 1 s.
+        let linux = CubicConfig { growth: Growth::Linux, ..CubicConfig::default() };
+        let start = Time(1_000_000_000);
+        let rfc = drive(&mut Cubic::default(), 1000.0 * SEG, start, RTT_100MS, 1.0);
+        let lx = drive(&mut Cubic::new(linux), 1000.0 * SEG, start, RTT_100MS, 1.0);
+        let (r, l) = (at(&rfc, 1.0), at(&lx, 1.0));
+        assert!(r > 1000.0 && r < 1012.0, "RFC 9438: {r:.1} segments after 1 s");
+        let per_rtt: Vec<f64> = lx.windows(2).map(|w| w[1].1 / w[0].1).collect();
+        assert!(per_rtt.iter().all(|&g| (1.049..1.052).contains(&g)), "Linux: 5 % per RTT, got {per_rtt:?}");
+        assert!(close(l, 1000.0 * 1.05f64.powi(10), 15.0), "Linux: {l:.1} segments after 1 s");
+        // Once a loss has set W_max, the stage follows the cubic as RFC 9438 does.
+        let mut c = Cubic::new(linux);
+        let cwnd = loss_at(&mut c, 1000.0);
+        let after = drive(&mut c, cwnd, start, RTT_100MS, 1.0);
+        let mut rfc = Cubic::default();
+        let cwnd = loss_at(&mut rfc, 1000.0);
+        let rfc_after = drive(&mut rfc, cwnd, start, RTT_100MS, 1.0);
+        assert!((at(&after, 1.0) - at(&rfc_after, 1.0)).abs() < 1.0, "{after:?} vs {rfc_after:?}");
+        // A timeout clears W_max (bictcp_reset): the 5 % floor applies again.
+        c.ssthresh_after_loss(&view(150.0 * SEG, None), &signal(CongestionKind::Timeout, 150));
+        let again = drive(&mut c, 100.0 * SEG, Time(20_000_000_000), RTT_100MS, 0.5);
+        assert!(at(&again, 0.5) >= 100.0 * 1.05f64.powi(5) - 1.0, "{again:?}");
     }
 
     #[test]
