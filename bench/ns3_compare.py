@@ -4,7 +4,7 @@
                                 [--ns3-timeout SECONDS] [--profile N] [--cc newreno|cubic]
     python bench/ns3_compare.py --scenario past [--duration SECONDS] [--cc cubic|newreno]
                                 [--startlab-recovery NAME] [--ns3-recovery classic|prr]
-                                [--ns3-timeout SECONDS] [--json]
+                                [--ns3-timeout SECONDS] [--json] [--events SECONDS]
 
 Needs startlab installed and ns-3's Python bindings (``pip install ns3``, cppyy based; the first
 ``from ns import ns`` compiles bindings and takes a while). Nothing is downloaded at run time.
@@ -175,7 +175,7 @@ def run_startlab(
 STARTLAB_PAST_TOML = (
     STARTLAB_TOML.replace('recovery = "sack"', "recovery = {recovery}")
     .replace('ack = "every-packet"{extra}', 'ack = "every-packet", handshake = true{extra}')
-    .replace("[trace]\ncwnd = false\nseq = false", '[[cross]]\nkind = "cbr"\nrate = "{cross_rate}bps"\npacket_size = "{cross_packet}B"\n[trace]\ncwnd = false\nseq = true')
+    .replace("[trace]\ncwnd = false\nseq = false", '[[cross]]\nkind = "cbr"\nrate = "{cross_rate}bps"\npacket_size = "{cross_packet}B"\n[trace]\ncwnd = true\nseq = true')
 )
 
 
@@ -195,6 +195,9 @@ class Outcome:
     sim_s: float  # simulated time reached
     wall_s: float
     timed_out: bool = False
+    # --events: (time s, kind, value): "ssthresh" (new value, segments), "recovery" and "rto"
+    # (entered), "drop" (the dropped segment's first byte / MSS)
+    events: list[tuple[float, str, float]] = field(default_factory=list)
 
     def goodput(self) -> float:
         """Goodput over the simulated time reached, bit/s."""
@@ -232,6 +235,17 @@ def run_startlab_past(
     event, when = np.asarray(seq["event"]), np.asarray(seq["time"])
     early = int(np.count_nonzero((event == dropped) & (when < PAST_DROP_WINDOW_S)))
     exit_cwnd = flows["exit_cwnd_pkts"][0]
+    events: list[tuple[float, str, float]] = [(float(t), "drop", float(s) / MSS) for t, e, s in zip(when, event, seq["seq"]) if e == dropped]
+    cw = res["traces"]["cwnd"]
+    causes, last = list(res["cwnd_causes"]), None
+    for t, ss, cause in zip(cw["time"], cw["ssthresh"], cw["cause"]):
+        if causes[cause] == "loss":
+            events.append((float(t), "recovery", 0.0))
+        elif causes[cause] == "timeout":
+            events.append((float(t), "rto", 0.0))
+        if ss != last:
+            events.append((float(t), "ssthresh", float(ss) / MSS))
+            last = ss
     return Outcome(
         recovery=str(flows["recovery"][0]) + (f" ({prr_bound})" if prr_bound else ""),
         exit_time=flows["startup_exit_time"][0],
@@ -242,6 +256,7 @@ def run_startlab_past(
         goodput_bytes=int(flows["bytes_delivered"][0]),
         sim_s=sim.stats()["sim_time_ns"] / 1e9,
         wall_s=wall,
+        events=sorted(events),
     )
 
 
@@ -301,6 +316,18 @@ static bool g_exited = false;
 static double g_exit_time = 0;
 
 static uint64_t g_tc_drops = 0;
+// --events: (time s, kind, value) of every ssthresh change (0, the new value in bytes), congestion
+// state change (1, the new TcpCongState_t) and TCP drop at the bottleneck (2, its first data byte,
+// counted from 0 as startlab counts: ns-3's sequence number less the SYN's one).
+static std::vector<double> g_ev_t, g_ev_v;
+static std::vector<int> g_ev_kind;
+static void Ev(int kind, double v) {
+    g_ev_t.push_back(ns3::Simulator::Now().GetSeconds()); g_ev_kind.push_back(kind); g_ev_v.push_back(v);
+}
+size_t EvCount() { return g_ev_t.size(); }
+double EvT(size_t i) { return g_ev_t[i]; }
+int EvKind(size_t i) { return g_ev_kind[i]; }
+double EvV(size_t i) { return g_ev_v[i]; }
 uint64_t Drops() { return g_drops; }
 uint64_t TcDrops() { return g_tc_drops; }
 void OnTcDrop(ns3::Ptr<const ns3::Packet>) { ++g_tc_drops; }
@@ -317,8 +344,11 @@ void OnDrop(ns3::Ptr<const ns3::Packet> p) {
     ns3::PppHeader ppp;
     c->RemoveHeader(ppp);
     ns3::Ipv4Header ip;
-    c->PeekHeader(ip);
+    c->RemoveHeader(ip);
     if (ip.GetProtocol() != 6) return;
+    ns3::TcpHeader tcp;
+    c->PeekHeader(tcp);
+    Ev(2, double(tcp.GetSequenceNumber().GetValue()) - 1.0);
     ++g_drops;
     if (ns3::Simulator::Now() < g_split) ++g_drops_early;
 }
@@ -327,6 +357,7 @@ void OnCwnd(uint32_t, uint32_t cwnd) { g_cwnd = cwnd; }
 // before the recovery (or RTO) code lowers cwnd, so g_cwnd still holds the window before it.
 // (Establishing the connection sets ssthresh to its initial value: an increase, ignored.)
 void OnSsthresh(uint32_t before, uint32_t after) {
+    Ev(0, after);
     if (!g_exited && after < before) {
         g_exited = true;
         g_exit_time = ns3::Simulator::Now().GetSeconds();
@@ -334,6 +365,7 @@ void OnSsthresh(uint32_t before, uint32_t after) {
     }
 }
 void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now) {
+    Ev(1, now);
     if (now == ns3::TcpSocketState::CA_LOSS) ++g_rtos;
 }
 void HookSocket(ns3::Ptr<ns3::Application> app) {
@@ -349,6 +381,7 @@ void HookSocket(ns3::Ptr<ns3::Application> app) {
 // bottleneck device has no flow control (see ns3_dumbbell).
 void Setup(ns3::Ptr<ns3::NetDevice> bottleneck, ns3::Ptr<ns3::Application> bulk, double split_s) {
     g_drops = g_drops_early = g_rtos = g_tc_drops = 0; g_cwnd = g_exit_cwnd = 0; g_exited = false;
+    g_ev_t.clear(); g_ev_v.clear(); g_ev_kind.clear();
     g_exit_time = 0; g_split = ns3::Seconds(split_s);
     ns3::Ptr<ns3::Queue<ns3::Packet>> q =
         ns3::DynamicCast<ns3::PointToPointNetDevice>(bottleneck)->GetQueue();
@@ -539,6 +572,14 @@ def run_ns3_past(ns, params: dict, duration: float, budget_s: float, recovery: s
         wall_s=wall,
         timed_out=bool(h.TimedOut()),
     )
+    kinds = {0: "ssthresh", 2: "drop"}
+    for i in range(int(hp.EvCount())):
+        kind, value = int(hp.EvKind(i)), float(hp.EvV(i))
+        if kind == 1:  # TcpCongState_t: CA_RECOVERY 3, CA_LOSS 4
+            if int(value) in (3, 4):
+                out.events.append((float(hp.EvT(i)), "recovery" if int(value) == 3 else "rto", 0.0))
+        else:
+            out.events.append((float(hp.EvT(i)), kinds[kind], value / MSS))
     ns.Simulator.Destroy()
     return out
 
@@ -613,6 +654,35 @@ def past_markdown(rep: dict) -> str:
     return "\n".join(lines)
 
 
+def past_timeline(sl: Outcome, n3: Outcome, until: float, out) -> None:
+    """``--events``: both runs side by side up to ``until`` s: every ssthresh change, recovery
+    entry and RTO, the drops per 50 ms, and the first dropped segment one simulator has and the
+    other not (where they part)."""
+
+    def lines(o: Outcome) -> list[str]:
+        rows = [f"{t:8.4f} s  {k:8s} {'' if k in ('recovery', 'rto') else f'{v:.0f} seg'}" for t, k, v in o.events if k != "drop" and t <= until]
+        return rows
+
+    for name, o in (("startlab", sl), ("ns-3", n3)):
+        print(f"\n{name} ({o.recovery}): ssthresh changes, recovery entries, RTOs", file=out)
+        print("\n".join(lines(o)), file=out)
+    bins: dict[int, list[int]] = {}
+    for col, o in enumerate((sl, n3)):
+        for t, k, _ in o.events:
+            if k == "drop" and t <= until:
+                bins.setdefault(int(t / 0.05), [0, 0])[col] += 1
+    print("\ndrops per 50 ms: start s | startlab | ns-3", file=out)
+    for b in sorted(bins):
+        print(f"  {b * 0.05:6.2f} | {bins[b][0]:5d} | {bins[b][1]:5d}", file=out)
+    dropped = [sorted(round(v) for t, k, v in o.events if k == "drop" and t <= until) for o in (sl, n3)]
+    for i, (a, b) in enumerate(zip(*dropped)):
+        if a != b:
+            print(f"\nthe drop lists part at drop #{i + 1}: startlab segment {a}, ns-3 segment {b}", file=out)
+            break
+    else:
+        print(f"\nthe first {min(map(len, dropped))} drops are the same segments", file=out)
+
+
 def median_run(runs: list[Run]) -> Run:
     """The run with the median wall time (the simulations are deterministic; only time varies)."""
     return sorted(runs, key=lambda r: r.wall_s)[len(runs) // 2]
@@ -640,6 +710,8 @@ def main_past(ns, args, sl: Outcome, out) -> int:
         file=out,
     )
     rep = past_report(sl, n3, args.duration, args.cc, args.ns3_origin)
+    if args.events:
+        past_timeline(sl, n3, args.events, out)
     if args.json:
         import json
 
@@ -720,6 +792,11 @@ def main() -> int:
     ap.add_argument(
         "--json", action="store_true", help="--scenario past only: print the comparison as JSON"
     )
+    ap.add_argument(
+        "--events", type=float, metavar="SECONDS",
+        help="--scenario past only: both runs' ssthresh changes, recovery entries, RTOs and drops "
+        "per 50 ms up to SECONDS, and the first dropped segment where they part",
+    )  # fmt: skip
     args = ap.parse_args()
     past = args.scenario == "past"
     if past:
@@ -730,7 +807,7 @@ def main() -> int:
         args.ns3_recovery = args.ns3_recovery or "prr"
         args.duration = 50.0 if args.duration is None else args.duration
     else:
-        if args.startlab_recovery or args.startlab_prr_bound or args.ns3_recovery or args.json:
+        if args.startlab_recovery or args.startlab_prr_bound or args.ns3_recovery or args.json or args.events:
             ap.error(
                 "--startlab-recovery, --startlab-prr-bound, --ns3-recovery and --json need "
                 "--scenario past"

@@ -16,10 +16,12 @@ from startlab import realpath
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (startup override or None for the scenario's hystart-linux, stacks) per comparison; "abc+linux"
-#: is ABC with the flow's recovery set to "linux" (RACK-TLP + PRR, the kernel's; issue 16), and
-#: "abc+linux+reno" that with Reno's avoidance (the scenario's is CUBIC) beside kernel Reno.
+#: is ABC with the flow's recovery set to "linux" (RACK-TLP + PRR, the kernel's; issue 16),
+#: "abc+linux+reno" that with Reno's avoidance (the scenario's is CUBIC) beside kernel Reno, and
+#: "hystart-linux+linux" the scenario's HyStart with the kernel's recovery (issue 31).
 RUNS = [
     (None, ["sim", "udp", "kernel:cubic"]),
+    ("hystart-linux+linux", ["sim", "kernel:cubic"]),
     ("abc", ["sim", "udp", "kernel:cubic-nohystart", "kernel:reno"]),
     ("abc+linux", ["sim", "kernel:cubic-nohystart"]),
     ("abc+linux+reno", ["sim", "kernel:reno"]),
@@ -35,6 +37,8 @@ CLAIMS = {
         ("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20),
     ],
     "abc+linux": [("kernel:cubic-nohystart", "sim", "drops_5s", 0.20)],
+    # Issue 31: what follows a HyStart exit, with the kernel's recovery and CUBIC's growth.
+    "hystart-linux+linux": [("kernel:cubic", "sim", "first_drop_s", 0.10), ("kernel:cubic", "sim", "drops_5s", 0.20)],
     "abc+linux+reno": [("kernel:reno", "sim", "exit_cwnd_pkts", 0.10), ("kernel:reno", "sim", "drops_5s", 0.20)],
     "slow-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
     "paced-start": [("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
@@ -52,7 +56,7 @@ def rel(a: float | None, b: float | None) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paths", default="20,100", help="Which paths: 20 and/or 100 (Mbit/s).")
-    parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, abc, abc+linux, abc+linux+reno, slow-start, paced-start).")
+    parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, hystart-linux+linux, abc, abc+linux, abc+linux+reno, slow-start, paced-start).")
     parser.add_argument("--out", type=Path, help="Write each comparison's compare.json and cwnd.png under this directory.")
     args = parser.parse_args()
     rows = []

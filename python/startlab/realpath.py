@@ -109,7 +109,12 @@ def prepare(
     if recovery is not None:
         raw["flows"][0].setdefault("tcp", {})["recovery"] = recovery
     if avoidance is not None:
-        raw["flows"][0].setdefault("tcp", {})["congestion_avoidance"] = avoidance
+        tcp = raw["flows"][0].setdefault("tcp", {})
+        tcp["congestion_avoidance"] = avoidance
+        # The other avoidance algorithms' parameters (cubic_growth beside reno) no longer apply.
+        foreign = {p["name"] for a in startlab.algorithms() if a["role"] == "avoidance" and a["name"] != avoidance for p in a["params"]}
+        for key in foreign & set(tcp):
+            del tcp[key]
     for k in ("trace",):
         raw.pop(k, None)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -1176,7 +1176,10 @@ impl Sender {
             return;
         }
         self.stats.fast_retransmits += 1;
-        let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_sent);
+        let flight = match self.cfg.recovery {
+            Recovery::Ns3Prr => self.ns3_bytes_in_flight(),
+            _ => (self.snd_nxt - self.snd_una).saturating_sub(self.lt_sent),
+        };
         let tahoe = self.cfg.recovery == Recovery::Tahoe;
         self.cc.on_congestion(&CongestionEvent {
             now,
@@ -1207,7 +1210,7 @@ impl Sender {
                 self.mark_retransmitted_in_episode(0);
                 self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
                 if self.cfg.recovery == Recovery::Ns3Prr {
-                    self.ns3_enter();
+                    self.prr_enter(flight);
                 } else {
                     // RFC 6937: RecoverFS = snd.nxt - snd.una.
                     self.prr_enter(self.snd_nxt - self.snd_una);
@@ -1249,12 +1252,17 @@ impl Sender {
     /// IsLost() for every segment (`lost_below`) and SetPipe() (RFC 6675 §4): pipe is the unSACKed
     /// bytes above the lost bound plus the unSACKed bytes retransmitted in this episode.
     fn recompute_lost_and_pipe(&mut self) {
-        // Nothing lost: every unSACKed byte of the window is above the bound.
-        let (bound, sacked_above) = self.lost_bound(self.snd_una).unwrap_or((self.snd_una, self.sacked.bytes()));
-        self.lost_below = bound;
-        self.pipe = (self.snd_max - bound - sacked_above) + self.rtx_unsacked + self.rtx_sacked;
+        (self.lost_below, self.pipe) = self.lost_and_pipe();
         #[cfg(test)]
         reference::check(self);
+    }
+
+    /// The lost bound and `pipe` of [`Sender::recompute_lost_and_pipe`], from the scoreboard as it
+    /// is now, without keeping them.
+    fn lost_and_pipe(&self) -> (u64, u64) {
+        // Nothing lost: every unSACKed byte of the window is above the bound.
+        let (bound, sacked_above) = self.lost_bound(self.snd_una).unwrap_or((self.snd_una, self.sacked.bytes()));
+        (bound, (self.snd_max - bound - sacked_above) + self.rtx_unsacked + self.rtx_sacked)
     }
 
     /// The retransmission timer fired at `now` (the driver calls this at `next_timeout()`).
@@ -1288,7 +1296,12 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = if self.cfg.recovery.rack() { self.rack_flight_size() } else { self.snd_nxt - self.snd_una };
+        let flight = match self.cfg.recovery {
+            Recovery::RackTlp | Recovery::Linux => self.rack_flight_size(),
+            // ns-3's ReTxTimeout halves BytesInFlight() (its pipe), also during recovery.
+            Recovery::Ns3Prr => self.lost_and_pipe().1,
+            _ => self.snd_nxt - self.snd_una,
+        };
         if self.timeout_streak == 0 {
             // First expiry of the episode sets ssthresh from FlightSize (ALGORITHMS.md §2.5).
             self.cc.on_congestion(&CongestionEvent {

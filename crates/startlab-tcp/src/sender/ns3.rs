@@ -31,16 +31,17 @@
 use super::{Recovery, Sender};
 
 impl Sender {
-    /// The episode starts (the entry retransmission is queued and marked): RecoverFS is `pipe`
-    /// with the first segment counted as lost and not yet retransmitted, as ns-3's
-    /// `BytesInFlight()` is when `TcpPrrRecovery::EnterRecovery` reads it.
-    pub(super) fn ns3_enter(&mut self) {
+    /// ns-3's `BytesInFlight()` as `TcpSocketBase::EnterRecovery` reads it, before the entry
+    /// retransmission: `pipe` with the first segment counted as lost. It is both what ns-3's
+    /// congestion control halves (`GetSsThresh(tcb, bytesInFlight)`: NewReno's FlightSize/2 is
+    /// half of this, not of SND.NXT − SND.UNA) and `TcpPrrRecovery`'s RecoverFS (#1351).
+    pub(super) fn ns3_bytes_in_flight(&self) -> u64 {
         debug_assert_eq!(self.cfg.recovery, Recovery::Ns3Prr);
-        self.recompute_lost_and_pipe();
+        let (lost_below, pipe) = self.lost_and_pipe();
         let head = self.seg_len(self.snd_una) as u64;
-        // The head counts once as retransmitted, and once more if it is not below the lost bound.
-        let counted = if self.lost_below > self.snd_una { head } else { 2 * head };
-        self.prr_enter(self.pipe.saturating_sub(counted));
+        // The head is in pipe unless it is already below the lost bound.
+        let counted = if lost_below > self.snd_una { 0 } else { head };
+        pipe.saturating_sub(counted)
     }
 
     /// An ACK of the episode (after `recompute_lost_and_pipe`), in ns-3's order: the duplicate-ACK
