@@ -1,10 +1,10 @@
 """How a loss recovery went, event by event, from a run's traces (docs/algorithms/recovery.md): every
 congestion event (what set ssthresh, from which window), every retransmission timeout (first and
-backed off), the retransmissions the bottleneck dropped (when sent, the queue they met) and when the
-recovery's last hole was filled.
+backed off, as a segment sent again), the retransmissions the bottleneck dropped (when sent, the
+queue they met, when they were sent again).
 
     python bench/recovery_story.py examples/paced-start-default.toml
-    python bench/recovery_story.py --path paced-start --recovery prr [--avoidance cubic] [--duration 10]
+    python bench/recovery_story.py --path paced-start --recovery prr [--avoidance cubic] [--header 52B] [--duration 10]
 
 ``--path`` takes a path of bench/recovery_table.py (``paced-start``: 100 Mbit/s, 80 ms, 1000-packet
 drop-tail, 40 Mbit/s CBR; ``1g-bdp``) with its slow-start flow; a scenario file is run as it is (its
@@ -46,14 +46,15 @@ def story(result: startlab.Result, lost_rows: int) -> list[str]:
     collapsed = cwnd[(cwnd["cwnd"] <= mss) & (before > mss)]
     for t in collapsed["time"]:
         lines.append(f"  {t:8.4f} s  cwnd falls to one segment (retransmission timeout)")
-    for t in cwnd[(cwnd["cwnd"] <= mss) & (before <= mss) & (cwnd["cause"] == "update")]["time"]:
-        lines.append(f"  {t:8.4f} s  backed-off timeout")
     lost = lost_retransmissions(seq)
+    resent = seq[seq["event"] == "retransmitted"].groupby("seq", observed=True)["time"].apply(list)
     lines.append(f"  {len(lost)} retransmissions dropped; the first {min(lost_rows, len(lost))}:")
     for segment, sent, dropped in lost[:lost_rows]:
         waiting = bottleneck[bottleneck["time"] <= dropped]["packets"]
         q = int(waiting.iloc[-1]) if len(waiting) else 0
-        lines.append(f"    segment {segment / mss:8.0f}: retransmitted {sent:.4f} s, dropped {dropped:.4f} s, bottleneck queue {q} packets")
+        later = [t for t in resent.get(segment, []) if t > sent]
+        again = f"; sent again at {', '.join(f'{t:.4f}' for t in later)} s" if later else ""
+        lines.append(f"    segment {segment / mss:8.0f}: retransmitted {sent:.4f} s, dropped {dropped:.4f} s, bottleneck queue {q} packets{again}")
     return lines
 
 
@@ -76,6 +77,7 @@ def main() -> int:
     parser.add_argument("--recovery", default="sack", help="tcp.recovery with --path (default sack)")
     parser.add_argument("--avoidance", default="reno", choices=["reno", "cubic"], help="with --path (default reno)")
     parser.add_argument("--duration", type=float, default=10.0, help="simulated seconds with --path (default 10)")
+    parser.add_argument("--header", help="tcp.header with --path (default: the path's)")
     parser.add_argument("--lost", type=int, default=10, help="lost retransmissions listed (default 10)")
     args = parser.parse_args()
     if (args.scenario is None) == (args.path is None):
@@ -83,7 +85,8 @@ def main() -> int:
     if args.scenario is not None:
         result = startlab.run(args.scenario, progress=False)
     else:
-        result = startlab.run(table_scenario(args.recovery, {}, args.duration, args.avoidance, args.path), progress=False)
+        extra = {} if args.header is None else {"header": args.header}
+        result = startlab.run(table_scenario(args.recovery, extra, args.duration, args.avoidance, args.path), progress=False)
     print("\n".join(story(result, args.lost)))
     return 0
 

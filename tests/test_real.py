@@ -182,6 +182,23 @@ def test_kernel_cubic_and_the_simulators_hystart_linux_leave_together(tmp_path: 
 
 
 @needs_testbed
+def test_cubic_after_a_hystart_exit_fills_the_buffer_when_the_kernel_does(tmp_path: Path) -> None:
+    """Issue 31: after the HyStart exit on the 20 Mbit/s path, with the kernel's recovery, the
+    simulator's CUBIC (cubic_growth = "linux", 5 % per RTT before the first loss) drops its first
+    packet within 10 % of kernel CUBIC's time; RFC 9438's growth (K = 0, W_max = the exit window)
+    took four times as long."""
+    scenario = short(tmp_path, 2.0, "hystart-linux")
+    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "kernel:cubic"], tmp_path / "work", recovery="linux")}
+    sim, kernel = rows["sim"], rows["kernel:cubic"]
+    assert sim.first_drop_s is not None and kernel.first_drop_s is not None
+    assert sim.first_drop_s == pytest.approx(kernel.first_drop_s, rel=0.10)
+    rfc = tmp_path / "rfc.toml"
+    rfc.write_text(scenario.read_text().replace('cubic_growth = "linux"', 'cubic_growth = "rfc9438"'))
+    (before,) = realpath.compare(rfc, ["sim"], tmp_path / "work-rfc", recovery="linux")
+    assert before.first_drop_s is None, "RFC 9438's growth does not reach the buffer's end in 2 s"
+
+
+@needs_testbed
 def test_testbed_run_cli_kernel_reno_writes_the_table_and_plot(tmp_path: Path) -> None:
     scenario = short(tmp_path, 1.5)
     got = CliRunner().invoke(cli, ["testbed", "run", str(scenario), "--stack", "reno", "--out", str(tmp_path / "out"), "--json"])
