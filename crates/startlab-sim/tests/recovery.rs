@@ -87,3 +87,37 @@ fn on_a_slow_start_burst_linux_repairs_without_a_timeout_and_prr_paces_rack() {
     assert!(linux.drops < rack.drops, "PRR paces the repair: {} drops against RACK-TLP alone {}", linux.drops, rack.drops);
     assert!(linux.retransmissions_lost < rack.retransmissions_lost);
 }
+
+/// Issue 31: with Reno's FlightSize/2, `rack-tlp` on the Paced Start path once raised ssthresh at
+/// every episode (1 180, 1 964, 5 035 segments: SND.UNA stuck behind a lost retransmission while
+/// RACK sent on) and dropped 62 822 packets in 10 s. Every congestion event of every recovery now
+/// sets ssthresh at most to the window it found (the cwnd trace's rows marked as congestion
+/// events), and `rack-tlp` and `linux` halve that window.
+#[test]
+fn on_the_burst_no_congestion_event_raises_ssthresh_under_any_recovery() {
+    for recovery in ["tahoe", "reno", "newreno", "sack", "prr", "rack-tlp", "linux", "sack1", "ns3-prr"] {
+        let tcp = format!(r#"recovery = "{recovery}", mss = "1448B", initial_window = 10, ack = "every-packet""#);
+        let cross = "\n[[cross]]\nkind = \"cbr\"\nrate = \"40Mbps\"\npacket_size = \"1000B\"\n";
+        let sim = run(&(single("100Mbps", "80ms", "1000pkt", &tcp, "infinite", "10s", "") + cross));
+        let r = sim.results();
+        let t = &r.traces.cwnd;
+        let mut events = 0;
+        for i in 1..t.time.len() {
+            if t.cause[i] == 0 {
+                continue;
+            }
+            events += 1;
+            // The row before holds the window the event found (the trace has a row per change).
+            let (found, set) = (t.cwnd[i - 1], t.ssthresh[i]);
+            assert!(set <= found.max(2.0 * 1448.0) || set <= t.ssthresh[i - 1], "{recovery} at {:.4} s: ssthresh {set} above cwnd {found}", t.time[i]);
+            if recovery == "rack-tlp" && t.cause[i] == 1 {
+                assert!(set <= found / 2.0 + 1.0, "rack-tlp at {:.4} s: ssthresh {set} from cwnd {found}", t.time[i]);
+            }
+        }
+        let f = flow(&sim, 0);
+        assert!(events >= 1, "{recovery}: the burst is a congestion event");
+        if recovery == "rack-tlp" {
+            assert!(f.drops < 5_000, "rack-tlp drops {} in 10 s", f.drops);
+        }
+    }
+}
