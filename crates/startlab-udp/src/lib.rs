@@ -10,7 +10,7 @@
 //!
 //! # Driving the endpoints
 //!
-//! As the simulator does (`crates/startlab-sim/src/sim.rs`): `Sender::start`, then
+//! As the simulator does (`crates/startlab-sim/src/sim/`): `Sender::start`, then
 //! `poll_transmit` until it returns nothing after every event (an ACK, a timer); an ACK goes to
 //! `on_ack` the moment it is read; `on_timer` runs when `next_timeout()` has come. The receiver
 //! answers a SYN with `on_syn(ECE && CWR)`, a data segment with `on_segment_ecn(now, seq, len,

@@ -1,0 +1,315 @@
+//! The simulation: the event loop that ties the parts together. Each part has its own file:
+//! building a simulation from a scenario (`new`), the TCP endpoints of a flow (`endpoints`), the
+//! workloads' state (`apps`), cross traffic (`cross`), the packet path (`path`), Quick-Start in the
+//! routers (`quick_start`) and per-flow metering (`meter`).
+
+mod apps;
+mod cross;
+mod endpoints;
+mod meter;
+mod new;
+mod path;
+mod quick_start;
+
+pub use endpoints::{flow_controller, flow_endpoints};
+pub(crate) use apps::{AppState, UserState};
+pub(crate) use cross::ProbeRecord;
+pub(crate) use meter::FlowMeter;
+use apps::{arrival_flows, exp_dur, replay_flows, size_law, user_flows, ThinkDraw, REQUEST_RETRY};
+use meter::early_settle;
+use path::dequeue_hook;
+use cross::CrossState;
+use endpoints::endpoints;
+use quick_start::QsRouters;
+
+use crate::build::{network, Network};
+use crate::engine::{EventQueue, Source, TimerSlot};
+use crate::rng;
+use rand::RngExt as _;
+use crate::net::{flags, Arena, Offer, Packet, PktKind, QsLink, QueueChange};
+use crate::trace::{Gate, PacketRecord, PacketTrace, PacketTracing, Traces, PKT_DEQUEUE, PKT_DROP, PKT_ENQUEUE, PKT_LOST, PKT_MARK, SEQ_ACKED, SEQ_DROPPED, SEQ_RETRANSMITTED, SEQ_SENT};
+use startlab_cc::avoidance::Avoidance;
+use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
+use startlab_cc::{CcConfig, CongestionKind, Controller, Ssthresh};
+use crate::workload;
+use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_tcp::{Ack, AckPolicy, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
+use startlab_units::{Dur, Time};
+use std::collections::VecDeque;
+
+/// A scenario that parses but cannot be built (e.g. no route between a flow's hosts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// Key path of the offending item.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+impl std::error::Error for BuildError {}
+
+/// Engine counters.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct EngineStats {
+    /// Events processed.
+    pub events: u64,
+    /// Data packets that reached their receiver.
+    pub delivered_packets: u64,
+    /// Data packets sent by TCP senders.
+    pub sent_packets: u64,
+    /// Packets dropped anywhere (all kinds).
+    pub dropped_packets: u64,
+    /// Simulated time reached, ns.
+    pub sim_time_ns: u64,
+}
+
+pub(crate) struct FlowState {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    stimer: TimerSlot,
+    rtimer: TimerSlot,
+    pub header: u32,
+    pub bottleneck: u32,
+    pub base_rtt: Dur,
+    /// bit/s; `None` if cross traffic leaves nothing.
+    pub available: Option<f64>,
+    pub forced_drops: Vec<u64>,
+    pub m: FlowMeter,
+    /// When the application opened the connection (start plus its jitter).
+    pub opened: Time,
+    /// A request/response application, if the flow runs one.
+    pub app: Option<AppState>,
+    /// The slot's current connection (see `Packet::conn`).
+    pub conn: u32,
+    /// The user running on this slot (`[[users]]`).
+    pub user: Option<Box<UserState>>,
+}
+
+/// One simulation of one scenario.
+pub struct Simulation {
+    pub(crate) scenario: Scenario,
+    now: Time,
+    end: Time,
+    /// Stop once this many events were processed (a resource guard for sweeps); `None`: no limit.
+    event_limit: Option<u64>,
+    /// A plug-in registered at run time runs in this scenario: check its stop request after every
+    /// event (`startlab_cc::startup::plugin::request_halt`).
+    plugins: bool,
+    /// A plug-in asked to stop during the event at this time; the run goes no further.
+    halted: Option<Time>,
+    q: EventQueue,
+    arena: Arena,
+    pub(crate) net: Network,
+    pub(crate) flows: Vec<FlowState>,
+    cross: Vec<CrossState>,
+    pub(crate) traces: Traces,
+    gate_cwnd: Gate,
+    gate_seq: Gate,
+    gate_queue: Gate,
+    pub(crate) stats: EngineStats,
+    pub(crate) violations: Vec<String>,
+    finished: bool,
+    pub(crate) link_bits: Vec<f64>,
+    qs: Option<QsRouters>,
+    /// Some channel lets packets overtake each other (jitter with `reorder = true`).
+    reordering: bool,
+    /// Every flow: the scenario's `[[flows]]`, then those the `[[arrivals]]` processes drew.
+    pub(crate) specs: Vec<FlowSpec>,
+    /// The group of each flow (index into `group_names`), `None` for `[[flows]]`.
+    pub(crate) groups: Vec<Option<u32>>,
+    /// Names of the arrival processes, then the user groups, then the replays.
+    pub(crate) group_names: Vec<String>,
+    /// The transfers of `[[users]]` users that ended (finished, or replaced by the next one).
+    pub(crate) transfers: Vec<crate::metrics::TransferRow>,
+    /// The active time of every transfer that ended, per warm-up window (drained or not).
+    pub(crate) transfer_busy: crate::metrics::BusyWindows,
+    /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
+    ptrace: Option<Box<PacketTracing>>,
+    /// Every packet of the packet-train probes, in the order sent.
+    pub(crate) probe: Vec<ProbeRecord>,
+}
+
+impl Simulation {
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// End of the run.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    /// True once the run reached its end (results are available).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+    /// Engine counters.
+    pub fn stats(&self) -> EngineStats {
+        EngineStats { sim_time_ns: self.now.as_nanos(), ..self.stats }
+    }
+    /// The resolved scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Stop processing events once `limit` events were processed in all (`None`: no limit).
+    /// A run stopped by the limit is not finished: [`Simulation::event_limit_reached`] tells.
+    pub fn set_event_limit(&mut self, limit: Option<u64>) {
+        self.event_limit = limit;
+    }
+
+    /// True when the event limit stopped the run before the time asked for.
+    pub fn event_limit_reached(&self) -> bool {
+        !self.finished && self.event_limit.is_some_and(|n| self.stats.events >= n)
+    }
+
+    /// Processes every event up to and including `until` (capped at the end of the run), or until
+    /// the event limit is reached. Returns true when the run is finished.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        if self.finished || self.halted.is_some() {
+            return self.finished;
+        }
+        if self.plugins {
+            startlab_cc::startup::plugin::clear_halt();
+        }
+        let limit = until.min(self.end);
+        let budget = self.event_limit.unwrap_or(u64::MAX);
+        while let Some(t) = self.q.peek_time() {
+            if t > limit {
+                break;
+            }
+            if self.stats.events >= budget {
+                return false;
+            }
+            let (t, src) = self.q.pop().expect("peeked");
+            if t < self.now {
+                self.violations.push(format!("event time went back from {} to {}", self.now, t));
+            }
+            self.now = t;
+            self.stats.events += 1;
+            self.dispatch(src);
+            if self.plugins && startlab_cc::startup::plugin::halt_requested() {
+                self.halted = Some(t);
+                return false;
+            }
+        }
+        self.now = self.now.max(limit);
+        if limit >= self.end || self.q.peek_time().is_none() {
+            self.finish();
+        }
+        self.finished
+    }
+
+    /// Whether a plug-in registered at run time (a Python class) runs in this simulation: its
+    /// driver must let the plug-in's hooks run on the thread that advances it.
+    pub fn uses_plugins(&self) -> bool {
+        self.plugins
+    }
+
+    /// When a plug-in asked to stop (`startlab_cc::startup::plugin::request_halt`): the time of
+    /// the event it failed in (zero: while the simulation was built). A halted run is not
+    /// finished and runs no further; its driver reports the plug-in's failure.
+    pub fn halted(&self) -> Option<Time> {
+        self.halted
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.now = self.end;
+        let end = self.end;
+        let trace_q = self.scenario.trace.queue;
+        for (c, ch) in self.net.channels.iter_mut().enumerate() {
+            let traces = &mut self.traces.queue;
+            let gate = &mut self.gate_queue;
+            let mut dequeued = dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, c as u32);
+            ch.drain(end, |(t, p, b, avg)| {
+                dequeued((t, p, b, avg));
+                if trace_q && gate.pass(c, t) {
+                    traces.time.push(t.as_secs_f64());
+                    traces.link.push(c as u32);
+                    traces.packets.push(p);
+                    traces.bytes.push(b);
+                    traces.red_avg.push(avg);
+                }
+            });
+        }
+        for ch in self.net.channels.iter_mut() {
+            early_settle(ch, &mut self.flows, |_, _| Some(true));
+        }
+        self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
+        self.traces.packets.sort();
+        self.finished = true;
+    }
+
+    fn dispatch(&mut self, src: Source) {
+        match src {
+            Source::Channel(c) => {
+                let ch = &mut self.net.channels[c as usize];
+                let Some((pkt, next)) = ch.pop_arrival() else {
+                    self.violations.push(format!("{}: an arrival event found no packet in flight", ch.name));
+                    return;
+                };
+                if let Some((t, seq)) = next {
+                    self.q.push_with_seq(t, seq, Source::Channel(c));
+                }
+                let to = ch.to;
+                self.arrive(to, pkt);
+            }
+            Source::SenderTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.stimer.take(self.now) {
+                    fl.sender.on_timer(self.now);
+                    self.after_sender(f);
+                }
+            }
+            Source::ReceiverTimer(f) => {
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                if fl.rtimer.take(now) {
+                    if let Some(ack) = fl.receiver.on_timer(now) {
+                        self.send_ack(f, ack);
+                    }
+                    let fl = &mut self.flows[f as usize];
+                    fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(f));
+                }
+            }
+            Source::FlowStart(f) => {
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                if let Some(u) = fl.user.as_mut() {
+                    u.k = 1;
+                    u.began = now;
+                }
+                fl.sender.start(now);
+                self.after_sender(f);
+                if !self.specs[f as usize].tcp.handshake {
+                    // Without a handshake the client asks at once (after its first think, for a
+                    // replayed vector); with one, when the SYN reaches it (the request then
+                    // travels with the SYN-ACK's timing, as after a real handshake the request
+                    // follows the client's ACK).
+                    if let Some(app) = self.flows[f as usize].app.as_ref() {
+                        self.q.push(now + app.think(0), Source::Request(f));
+                    }
+                }
+            }
+            Source::Cross(j) => self.cross_emit(j),
+            Source::Request(f) => self.send_request(f),
+            Source::UserNext(f) => self.next_connection(f),
+        }
+    }
+}
