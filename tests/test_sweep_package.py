@@ -1,6 +1,6 @@
 """The sweep modules as the package ``startlab.sweep``: calling the package runs a sweep as the
 function ``startlab.sweep`` did, its modules and names import, and the modules' old names
-(``startlab.sweepfile``, ...) still import as deprecated aliases of the same module objects."""
+(``startlab.sweepfile``, ...), deprecated since the package came, are gone."""
 
 from __future__ import annotations
 
@@ -78,26 +78,9 @@ def test_importing_the_package_loads_no_heavy_package() -> None:
 
 
 @pytest.mark.parametrize(("old", "new", "name"), RENAMED)
-def test_an_old_module_name_is_a_deprecated_alias_of_the_same_module(old: str, new: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As if never imported in this process: the alias warns when it is first imported.
-    monkeypatch.delitem(sys.modules, f"startlab.{old}", raising=False)
-    monkeypatch.delitem(vars(startlab), old, raising=False)  # not delattr: hasattr would import it
-    module = importlib.import_module(f"startlab.sweep.{new}")
-    with pytest.deprecated_call(match=f"startlab.{old} is deprecated: import startlab.sweep.{new}"):
-        alias = importlib.import_module(f"startlab.{old}")
-    assert alias is module and sys.modules[f"startlab.{old}"] is module and getattr(startlab, old) is module
-    # Private names too: the alias is the module, not a copy of its public names.
-    assert getattr(alias, name) is getattr(module, name)
-
-
-def test_old_imports_in_a_fresh_interpreter() -> None:
-    code = """
-import warnings
-warnings.simplefilter("ignore", DeprecationWarning)
-import startlab
-from startlab.sweepdb import SweepResults
-from startlab import sweeprun
-assert SweepResults is startlab.sweep.db.SweepResults and sweeprun is startlab.sweep.run
-assert startlab.sweepfile.load is startlab.sweep.file.load and startlab.sweepstats.aggregate is startlab.sweep.stats.aggregate
-"""
-    imported_after(code)
+def test_the_old_module_names_are_gone(old: str, new: str, name: str) -> None:
+    with pytest.raises(ModuleNotFoundError, match=f"startlab.{old}"):
+        importlib.import_module(f"startlab.{old}")
+    with pytest.raises(AttributeError, match=f"no attribute {old!r}"):
+        getattr(startlab, old)
+    assert hasattr(importlib.import_module(f"startlab.sweep.{new}"), name)

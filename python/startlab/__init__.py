@@ -64,12 +64,8 @@ __all__ = [
 #: ``startlab.sweep`` is the sweep package, callable: ``startlab.sweep(spec, ...)`` runs a sweep.
 _SUBMODULES = frozenset({"bench", "check", "cli", "metrics", "modelcli", "models", "plot", "replay", "sweep"})
 
-#: The sweep modules' names before ``startlab.sweep`` (deprecated aliases of its modules).
-_OLD_SWEEP_MODULES = frozenset({"sweepbench", "sweepdb", "sweepfile", "sweeprun", "sweepstats"})
-
-
 def __getattr__(name: str) -> ModuleType:
-    if name in _SUBMODULES or name in _OLD_SWEEP_MODULES:
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -194,11 +194,6 @@ def available() -> list[str]:
     return _AVAILABLE.read_text().split()
 
 
-def is_loaded(name: str) -> bool:
-    """Whether ``name``'s kernel congestion control is registered."""
-    return variant(name).kernel_name in available()
-
-
 def _journal() -> Path:
     return STATE_DIR / "kernelbpf.json"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -314,6 +314,3 @@ def write(results: list[StackResult], out: Path, title: str) -> None:
     (out / "cwnd.json").write_text(json.dumps({r.stack: r.cwnd for r in results}))
     plot(results, out / "cwnd.png", title)
 
-
-def as_dict(r: StackResult) -> dict[str, Any]:
-    return asdict(r)

@@ -44,11 +44,6 @@ def f(g: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     return np.maximum(g, 1.0 + (1.0 - a) * g)
 
 
-def g_of(g: ArrayLike, alpha: ArrayLike) -> np.ndarray:
-    """``G(g) = F(2g)``."""
-    return f(2.0 * np.asarray(g, dtype=float), alpha)
-
-
 def walk(alpha: float, epsilon: float = 0.0) -> tuple[int, float, list[float]]:
     """The decision tree of Figure 5 for one α: (exit case, ``g_PaSt``, probe gaps ``g_s``).
 

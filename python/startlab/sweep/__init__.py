@@ -20,9 +20,7 @@ Its modules, each imported on first use (they import NumPy, pandas, DuckDB, SciP
 * :mod:`startlab.sweep.bench`: ``startlab bench --sweep``.
 
 The classes and functions most used are also attributes of the package
-(``startlab.sweep.run_sweep``, ``from startlab.sweep import SweepResults``). The modules' names
-before they became this package (``startlab.sweepfile``, ``sweeprun``, ``sweepdb``, ``sweepstats``,
-``sweepbench``) still import, as deprecated aliases of the same module objects.
+(``startlab.sweep.run_sweep``, ``from startlab.sweep import SweepResults``).
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ import importlib
 import inspect
 import os
 import sys
-import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -80,14 +77,6 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _alias(old: str, module: str) -> None:
-    """Make the deprecated module name ``old`` (``startlab.sweepfile``, ...) name the module
-    ``startlab.sweep.<module>`` itself; called by the alias file ``old`` as it is imported, so
-    that the import gives the very module object (private names and patches included)."""
-    warnings.warn(f"{old} is deprecated: import {__name__}.{module}", DeprecationWarning, stacklevel=3)
-    sys.modules[old] = importlib.import_module(f"{__name__}.{module}")
 
 
 def sweep(

@@ -1,5 +1,0 @@
-"""Deprecated alias of :mod:`startlab.sweep.stats`: importing it gives that very module."""
-
-from .sweep import _alias
-
-_alias(__name__, "stats")
