@@ -25,73 +25,61 @@ pub mod startup;
 pub use controller::{Controller, CcConfig, CcView, Phase, Reduction, StartupExit};
 pub use startlab_units::{Dur, Time};
 
-/// Why startup ended. Recorded once per flow, reported in results (`exit_reason`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitReason {
+/// Defines [`ExitReason`] from one list (variant, doc, result name): the enum, [`ExitReason::ALL`]
+/// and [`ExitReason::as_str`] cannot disagree.
+macro_rules! exit_reasons {
+    ($( $(#[doc = $doc:literal])* $variant:ident => $name:literal, )*) => {
+        /// Why startup ended. Recorded once per flow, reported in results (`exit_reason`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ExitReason {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl ExitReason {
+            /// Every reason, in declaration order.
+            pub const ALL: &'static [ExitReason] = &[$(ExitReason::$variant),*];
+
+            /// The name used in results (`exit_reason`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ExitReason::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
+exit_reasons! {
     /// The window reached ssthresh (RFC 5681: congestion avoidance once `cwnd >= ssthresh`).
-    Ssthresh,
+    Ssthresh => "ssthresh",
     /// Loss detected by duplicate ACKs or SACK.
-    Loss,
+    Loss => "loss",
     /// A retransmission timeout.
-    Timeout,
+    Timeout => "timeout",
     /// RTT samples rose above a threshold (HyStart delay increase, delay-based slow start).
-    DelayIncrease,
+    DelayIncrease => "delay-increase",
     /// A train of closely spaced ACKs reached the estimated BDP (HyStart ACK train).
-    AckTrain,
+    AckTrain => "ack-train",
     /// HyStart++ finished its Conservative Slow Start rounds.
-    CssDone,
+    CssDone => "css-done",
     /// Vegas: expected minus actual rate exceeded gamma.
-    VegasDiff,
+    VegasDiff => "vegas-diff",
     /// The delivery rate stopped growing (SEARCH, BBR STARTUP).
-    BandwidthPlateau,
+    BandwidthPlateau => "bandwidth-plateau",
     /// A bandwidth or ssthresh estimate ended startup (packet pair, Westwood ERE).
-    Estimate,
+    Estimate => "estimate",
     /// Paced Start found the target rate and sent its FILL train.
-    RateFound,
+    RateFound => "rate-found",
     /// Quick-Start "QS 2": ssthresh = QS_cwnd once the Quick-Start window is acknowledged.
-    QuickStart,
+    QuickStart => "quick-start",
     /// An ACK echoed an ECN Congestion Experienced mark (RFC 3168 ECE): a loss signal without loss.
-    Ecn,
+    Ecn => "ecn",
 }
 
 impl ExitReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [ExitReason; 12] = [
-        ExitReason::Ssthresh,
-        ExitReason::Loss,
-        ExitReason::Timeout,
-        ExitReason::DelayIncrease,
-        ExitReason::AckTrain,
-        ExitReason::CssDone,
-        ExitReason::VegasDiff,
-        ExitReason::BandwidthPlateau,
-        ExitReason::Estimate,
-        ExitReason::RateFound,
-        ExitReason::QuickStart,
-        ExitReason::Ecn,
-    ];
-
     /// The reason named `name` (as in results), if any.
     pub fn from_name(name: &str) -> Option<ExitReason> {
-        ExitReason::ALL.into_iter().find(|r| r.as_str() == name)
-    }
-
-    /// The name used in results (`exit_reason`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExitReason::Ssthresh => "ssthresh",
-            ExitReason::Loss => "loss",
-            ExitReason::Timeout => "timeout",
-            ExitReason::DelayIncrease => "delay-increase",
-            ExitReason::AckTrain => "ack-train",
-            ExitReason::CssDone => "css-done",
-            ExitReason::VegasDiff => "vegas-diff",
-            ExitReason::BandwidthPlateau => "bandwidth-plateau",
-            ExitReason::Estimate => "estimate",
-            ExitReason::RateFound => "rate-found",
-            ExitReason::QuickStart => "quick-start",
-            ExitReason::Ecn => "ecn",
-        }
+        ExitReason::ALL.iter().copied().find(|r| r.as_str() == name)
     }
 }
 

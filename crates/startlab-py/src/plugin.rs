@@ -590,6 +590,9 @@ pub fn register_startup(name: String, summary: String, source: String, params: V
         build: Build::Plugin(Box::leak(Box::new(PyFactory { name, factory }))),
         check: startlab_cc::decl::no_check,
         per_response,
+        // A Python plug-in cannot talk to routers or set the initial window.
+        router_approval: false,
+        sets_initial_window: false,
     };
     plugin::register(decl).map(|_| ()).map_err(PyValueError::new_err)
 }

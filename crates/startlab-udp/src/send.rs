@@ -106,7 +106,7 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
 /// Refuses what the transport cannot run; the receiver settings the INIT carries.
 fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> {
     let unsupported = |message: String| NetError::Unsupported { flow: flow.name.clone(), message };
-    if flow.startup.name() == "quick-start" {
+    if flow.startup.decl().router_approval {
         return Err(unsupported(
             "Quick-Start (RFC 4782) needs routers that read and answer an IP option, which startlab-udp cannot carry; \
              run it in the simulator or choose another startup algorithm"

@@ -113,6 +113,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L) }))),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

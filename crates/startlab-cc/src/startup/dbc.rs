@@ -117,6 +117,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|p, _| super::Startup::Dbc(Dbc::new(DbcConfig { d_max: p.get(&D_MAX) }))),
     check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

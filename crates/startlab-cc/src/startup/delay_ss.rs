@@ -102,6 +102,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         }))),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

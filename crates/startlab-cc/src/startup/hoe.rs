@@ -147,6 +147,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|_, _| super::Startup::Hoe(Hoe::new())),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

@@ -44,4 +44,6 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|_, _| super::Startup::InitialStart(InitialStart)),
     check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: true,
 };

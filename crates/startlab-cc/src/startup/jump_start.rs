@@ -232,6 +232,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|p, _| super::Startup::JumpStart(JumpStart::new(JumpStartConfig { cap: p.get(&U) }))),
     check: |_, cx, _| cx.require_handshake("jump-start"),
     per_response: true,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

@@ -92,6 +92,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|p, _| super::Startup::Lss(Lss::new(LssConfig { max_ssthresh: p.get(&MAX_SSTHRESH) }))),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

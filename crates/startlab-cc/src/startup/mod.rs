@@ -207,6 +207,13 @@ pub struct StartupDecl {
     /// A fast startup that may run again per response after idle (`tcp.startup_after_idle`,
     /// `tcp.startup_min_response`).
     pub per_response: bool,
+    /// It asks the routers on the path to approve a rate (Quick-Start): the simulator builds its
+    /// routers' Quick-Start state and the sender carries the request; startlab-udp's path has no
+    /// such routers.
+    pub router_approval: bool,
+    /// Its parameters set the flow's initial window (`tcp.initial_window` is refused beside it,
+    /// and it cannot be one of a mix of algorithms that share one `tcp` table).
+    pub sets_initial_window: bool,
 }
 
 /// How a declared algorithm is built.

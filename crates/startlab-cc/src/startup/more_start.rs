@@ -103,6 +103,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         }))),
     check: |_, cx, _| cx.require_handshake("more-start"),
     per_response: true,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

@@ -129,6 +129,8 @@ mod tests {
             build: Build::Plugin(&FACTORY),
             check: crate::decl::no_check,
             per_response: false,
+            router_approval: false,
+            sets_initial_window: false,
         }
     }
 

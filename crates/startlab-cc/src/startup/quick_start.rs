@@ -411,6 +411,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         }))),
     check: no_check,
     per_response: true,
+    router_approval: true,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

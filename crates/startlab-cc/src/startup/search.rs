@@ -250,6 +250,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|p, _| super::Startup::Search(Search::new(SearchConfig { drain: p.get(&DRAIN) }))),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

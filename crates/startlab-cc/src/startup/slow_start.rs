@@ -35,4 +35,6 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     build: super::Build::Native(|_, _| super::Startup::SlowStart(SlowStart)),
     check: no_check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };

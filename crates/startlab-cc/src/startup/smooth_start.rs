@@ -234,6 +234,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         }))),
     check,
     per_response: false,
+    router_approval: false,
+    sets_initial_window: false,
 };
 
 #[cfg(test)]

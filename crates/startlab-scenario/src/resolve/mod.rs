@@ -68,10 +68,10 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         let mut tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
         let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
         classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
-        if startup.algorithm == "initial-start" {
+        if startup.decl().sets_initial_window {
             // ALGORITHMS.md §10.4: Initial-Start is only a larger IW; it becomes the flow's IW.
             if f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) {
-                return err(format!("{p}.startup.initial_window"), "\"initial-start\" sets tcp.initial_window from its initial_window parameter; give it only there");
+                return err(format!("{p}.startup.initial_window"), format!("{:?} sets tcp.initial_window from its initial_window parameter; give it only there", startup.name()));
             }
             tcp.initial_window = startup.params().get(&startlab_cc::startup::INITIAL_START_WINDOW).div_ceil(tcp.mss);
         }

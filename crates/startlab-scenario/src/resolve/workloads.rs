@@ -67,8 +67,8 @@ pub(super) fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topolog
                 }
                 let s = startup(&q, Some(&table), tcp.mss)?;
                 classic_startup_checks(&q, Some(&table), &s, tcp)?;
-                if s.algorithm == "initial-start" {
-                    return err(format!("{q}.algorithm"), format!("\"initial-start\" sets the initial window; give it as tcp.initial_window of a separate {group}"));
+                if s.decl().sets_initial_window {
+                    return err(format!("{q}.algorithm"), format!("{:?} sets the initial window; give it as tcp.initial_window of a separate {group}", s.name()));
                 }
                 out.push((s, share));
             }
@@ -81,8 +81,8 @@ pub(super) fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topolog
         (startup_table, None) => {
             let s = startup(&format!("{p}.startup"), *startup_table, tcp.mss)?;
             classic_startup_checks(&format!("{p}.startup"), *startup_table, &s, tcp)?;
-            if s.algorithm == "initial-start" {
-                return err(format!("{p}.startup.algorithm"), format!("\"initial-start\" sets the initial window; use tcp.initial_window in {group}"));
+            if s.decl().sets_initial_window {
+                return err(format!("{p}.startup.algorithm"), format!("{:?} sets the initial window; use tcp.initial_window in {group}", s.name()));
             }
             vec![(s, 1.0)]
         }
@@ -198,8 +198,8 @@ pub(super) fn replay_group(p: &str, r: &raw::Replay, topo: &Topology, duration: 
     let tcp = tcp(&format!("{p}.tcp"), r.tcp.clone().unwrap_or_default())?;
     let startup = startup(&format!("{p}.startup"), r.startup.as_ref(), tcp.mss)?;
     classic_startup_checks(&format!("{p}.startup"), r.startup.as_ref(), &startup, &tcp)?;
-    if startup.algorithm == "initial-start" {
-        return err(format!("{p}.startup.algorithm"), "\"initial-start\" sets the initial window; use tcp.initial_window in [[replay]]");
+    if startup.decl().sets_initial_window {
+        return err(format!("{p}.startup.algorithm"), format!("{:?} sets the initial window; use tcp.initial_window in [[replay]]", startup.name()));
     }
     let path = match base {
         Some(b) => b.join(&r.file),

@@ -95,7 +95,7 @@ pub(super) fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, 
             startup_after_idle: t.startup_after_idle,
             startup_min_response: t.startup_min_response,
             ecn: t.ecn,
-            quick_start: (f.startup.name() == "quick-start").then(|| {
+            quick_start: f.startup.decl().router_approval.then(|| {
                 // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
                 let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, (conn as u64) << 32 | i as u64);
                 QsRequest {

@@ -172,7 +172,7 @@ impl Simulation {
             flows.last_mut().expect("just pushed").opened = start;
             q.push(start, Source::FlowStart(i as u32));
         }
-        let qs = specs.iter().any(|f| f.startup.name() == "quick-start").then(|| {
+        let qs = specs.iter().any(|f| f.startup.decl().router_approval).then(|| {
             let spec = &scenario.quick_start;
             let participates: Vec<bool> = (0..net.nodes.len())
                 .map(|v| !net.is_host[v] && spec.routers.as_ref().is_none_or(|names| names.contains(&net.nodes[v])))
