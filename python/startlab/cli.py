@@ -15,15 +15,17 @@ import importlib
 import json
 import math
 import os
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 import startlab
+
+from ._cliutil import Failure as _Failure
+from ._cliutil import naming as _naming
+from ._cliutil import scenario_file as _scenario_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,17 +102,6 @@ _SUMMARY_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
 _MAX_FLOW_ROWS = 30
 
 
-class _Failure(click.ClickException):
-    """A failure reported as one line on stderr with its own prefix and exit code."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file: Any = None) -> None:
-        click.echo(self.message, err=True)
-
-
 class _LazyCommand(click.Command):
     """Stands for a command defined in a module too slow to import for every command: ``--help``
     lists it with this help, and :class:`_Group` imports the real command to run it (or to show its
@@ -178,23 +169,6 @@ def _import_plugins(modules: Sequence[str]) -> None:
         import_modules(list(modules), os.getcwd())
     except startlab.ScenarioError as e:
         raise _Failure(f"error: --plugin: {str(e).split(': ', 1)[1]}", 2) from e
-
-
-def _scenario_file(path: str) -> Path:
-    """The scenario argument as an existing file, or a bad-input failure."""
-    file = Path(path)
-    if not file.is_file():
-        raise _Failure(f"error: {path}: no such scenario file", 2)
-    return file
-
-
-@contextmanager
-def _naming(path: str) -> Iterator[None]:
-    """Prefix the message of a refused scenario with its file name."""
-    try:
-        yield
-    except startlab.ScenarioError as e:
-        raise startlab.ScenarioError(f"{path}: {e}") from e
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -683,356 +657,6 @@ def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
     return fmt(value)
 
 
-@cli.group("testbed")
-def testbed_group() -> None:
-    """The real-path testbed's network namespaces (docs/TESTBED.md; needs root)."""
-
-
-@testbed_group.command("status")
-def testbed_status() -> None:
-    """List the testbed namespaces that exist (sl<pid>-<tag>-client/router/server)."""
-    from . import testbed
-
-    names = testbed.namespaces()
-    click.echo("\n".join(names) if names else "no testbed namespaces")
-
-
-@testbed_group.command("up")
-@click.argument("scenario", metavar="SCENARIO")
-@click.option("--tag", default="up", show_default=True, help="Tells testbeds apart in the namespace names (1-8 of a-z, 0-9).")
-def testbed_up(scenario: str, tag: str) -> None:
-    """Build the namespaces and run the router with SCENARIO's bottleneck until `startlab testbed
-    down`; prints the namespaces to run programs in (ip netns exec NAME ...)."""
-    import subprocess
-
-    path = _scenario_file(scenario)
-    with _naming(scenario):
-        startlab.validate(path)
-    holder = subprocess.Popen(
-        [sys.executable, "-m", "startlab.testbed", "_hold", str(path.resolve()), tag],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-    )  # fmt: skip
-    line = holder.stdout.readline().strip() if holder.stdout else ""
-    if not line.startswith("{"):
-        holder.wait(timeout=30)
-        raise _Failure(line or "error: the testbed holder exited without a word", 2)
-    names = json.loads(line)
-    click.echo(f"testbed up (holder pid {holder.pid}): data flows from {names['server']} ({names['server_ip']}) to {names['client']} ({names['client_ip']})")
-    click.echo(f"router: {names['router']}; run programs with `ip netns exec NAME ...`; stop with `startlab testbed down`")
-
-
-@testbed_group.command("down")
-@click.option("--all", "all_", is_flag=True, help="Also those of other processes still running.")
-def testbed_down(all_: bool) -> None:
-    """Stop the testbeds of `startlab testbed up` and remove leftover testbed namespaces (those
-    whose process is gone, or all with --all)."""
-    from . import testbed
-
-    stopped = testbed.release()
-    removed = testbed.cleanup(all_processes=all_)
-    if stopped:
-        click.echo(f"stopped {len(stopped)} testbed(s) held up by `startlab testbed up`")
-    click.echo(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
-
-
-@cli.group("kernel")
-def kernel_group() -> None:
-    """The papers' startup algorithms as BPF congestion controls in the running kernel
-    (docs/KERNEL-BPF.md; loading needs root, clang, bpftool and libbpf-dev)."""
-
-
-def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
-    from . import kernelbpf
-
-    try:
-        values = {}
-        for item in params:
-            key, eq, value = item.partition("=")
-            if not eq or not value.strip().isdigit():
-                raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
-            values[key.strip()] = int(value)
-        if action == "build":
-            click.echo(str(kernelbpf.build(name, values)))
-            return True
-        if action == "load":
-            return kernelbpf.load(name, values, keep=True)
-        return kernelbpf.unload(name)
-    except ValueError as e:
-        raise _Failure(f"error: {e}", 2) from e
-    except kernelbpf.KernelBpfError as e:
-        raise _Failure(f"error: {e}", 1) from e
-
-
-@kernel_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def kernel_list(as_json: bool) -> None:
-    """Every BPF startup algorithm: its kernel name, what it ports, and whether it is loaded."""
-    from . import kernelbpf
-
-    rows = kernelbpf.status()
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    from rich.table import Table
-
-    from ._console import stdout_console
-
-    table = Table(title="BPF startup algorithms" + (f" (cannot load here: {kernelbpf.permitted()})" if kernelbpf.permitted() else ""))
-    for heading in ("name", "kernel name", "ports", "loaded", "summary"):
-        table.add_column(heading)
-    for r in rows:
-        by = r["loaded_by"]
-        loaded = ("yes" + (" (startlab kernel load)" if by == 0 else f" (startlab pid {by})" if by else "")) if r["loaded"] else "no"
-        table.add_row(str(r["name"]), str(r["kernel_name"]), str(r["ports"]), loaded, str(r["summary"]))
-    stdout_console().print(table)
-
-
-_PARAM_OPTION = click.option("--param", "params", multiple=True, metavar="NAME=N", help="A compile-time parameter (MAX_SSTHRESH=50). Repeatable.")
-
-
-@kernel_group.command("build")
-@click.argument("name")
-@_PARAM_OPTION
-def kernel_build(name: str, params: tuple[str, ...]) -> None:
-    """Compile NAME (bpf-lss, bpf-lss+cubic, ...) and print its object file."""
-    _bpf_call("build", name, params)
-
-
-@kernel_group.command("load")
-@click.argument("name")
-@_PARAM_OPTION
-def kernel_load(name: str, params: tuple[str, ...]) -> None:
-    """Register NAME in the kernel (root): sockets can then select it by its kernel name."""
-    from . import kernelbpf
-
-    done = _bpf_call("load", name, params)
-    v = kernelbpf.variant(name)
-    click.echo(f"{v.name}: {'loaded' if done else 'already loaded'} as {v.kernel_name}; unload with `startlab kernel unload {v.name}`")
-
-
-@kernel_group.command("unload")
-@click.argument("name")
-def kernel_unload(name: str) -> None:
-    """Unregister NAME from the kernel (always safe: says so when it was not loaded)."""
-    from . import kernelbpf
-
-    done = _bpf_call("unload", name)
-    click.echo(f"{kernelbpf.variant(name).name}: {'unloaded' if done else 'was not loaded'}")
-
-
-@kernel_group.command("conform")
-@click.argument("name")
-@click.option("--acks", default=1500, show_default=True, help="ACKs to script.")
-@click.option("--rate", "rate", default="20Mbps", show_default=True, help="The scripted bottleneck's rate.")
-@click.option("--rtt", default="40ms", show_default=True, help="The scripted path's base RTT.")
-@click.option("--initial-ssthresh", type=int, help="A finite initial ssthresh, segments (compiled into the BPF object).")
-@click.option("--json", "as_json", is_flag=True, help="Print both traces as JSON.")
-def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool) -> None:
-    """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
-    windows ACK by ACK (root; docs/KERNEL-BPF.md)."""
-    from . import conformance, kernelbpf
-    from .sweep.file import _RATE_UNITS, _TIME_UNITS, SweepError, parse_amount
-
-    try:
-        v = kernelbpf.variant(name)
-        if acks < 1 or (initial_ssthresh is not None and initial_ssthresh < 2):
-            raise ValueError("--acks must be at least 1 and --initial-ssthresh at least 2 segments")
-        script = conformance.Script(
-            rate_bps=parse_amount(rate, _RATE_UNITS, "--rate", "a rate such as \"20Mbps\""),
-            rtt_s=parse_amount(rtt, _TIME_UNITS, "--rtt", "a duration such as \"40ms\""),
-            acks=acks, initial_ssthresh=initial_ssthresh,
-        )  # fmt: skip
-    except (ValueError, SweepError) as e:
-        raise _Failure(f"error: {e}", 2) from e
-    try:
-        trace = conformance.compare(v.name, script)
-    except kernelbpf.KernelBpfError as e:
-        raise _Failure(f"error: {e}", 1) from e
-    window = v.algorithm.sim in conformance.WINDOW_ALGORITHMS
-    exact = window and v.avoidance == "reno"
-    problems = conformance.verdict(trace)
-    if as_json:
-        click.echo(json.dumps({**trace.__dict__, "exact": exact, "mismatches": problems}))
-    else:
-        rule = "equal after every ACK" if exact else "within one segment at the end of every round" + (", equal in startup" if window else "")
-        click.echo(f"{v.name} (kernel {v.kernel_name}) against startlab's {v.algorithm.sim} ({v.avoidance}): {len(trace.acks)} ACKs, {len(trace.rounds)} rounds, mss {trace.mss}")
-        for i in trace.rounds:
-            click.echo(f"  round ending at ACK {i:5d}: kernel cwnd {trace.kernel_cwnd[i]:6d}   Rust {trace.rust_cwnd[i]:10.3f}")
-        click.echo(f"windows {rule}: " + ("yes" if not problems else f"NO, {len(problems)} departures; first: {problems[0]}"))
-    if problems:
-        raise SystemExit(1)
-
-
-def _real(
-    scenario: str, stacks: list[str], startup: str | None, as_json: bool, out: Path | None, tag: str, recovery: str | None = None, avoidance: str | None = None
-) -> None:
-    """compare-real and testbed run: run, print the table (or the JSON), write --out."""
-    import tempfile
-
-    from . import kernelbpf, realpath
-    from .testbed import TestbedError
-
-    path = _scenario_file(scenario)
-    ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
-    if "sim" in stacks and ported and startup not in ported:
-        runs = f"--startup {startup}" if startup else "the scenario's startup"
-        click.echo(f"note: the sim stack runs {runs}; --startup {ported[0]} runs the Rust version of the BPF algorithm beside it", err=True)
-    with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
-        try:
-            with _naming(scenario):
-                results = realpath.compare(path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance)
-        except TestbedError as e:
-            raise _Failure(f"error: {e}", 2) from e
-    if out is not None:
-        changed = ", ".join(x for x in (startup, recovery and f"recovery {recovery}", avoidance and f"avoidance {avoidance}") if x)
-        realpath.write(results, out, f"{path.name}" + (f" ({changed})" if changed else ""))
-    if as_json:
-        click.echo(json.dumps({"stacks": [r.row() for r in results]}))
-        return
-    from rich.table import Table
-
-    from ._console import stdout_console
-
-    rows = realpath.table(results)
-    grid = Table(title=f"{path.name}: startup on the real path" + (f" ({startup})" if startup else ""))
-    for k, heading in enumerate(rows[0]):
-        grid.add_column(heading, justify="left" if k in (0, 2) else "right")
-    for row in rows[1:]:
-        grid.add_row(*row)
-    stdout_console().print(grid)
-    for r in results:
-        if r.router is not None and r.router["late"]:
-            click.echo(
-                f"warning: {r.stack}: the router released {r.router['late_releases']} packets more than 1 ms late "
-                f"(worst {r.router['lateness_worst_s'] * 1e3:.2f} ms); the path was not emulated faithfully then",
-                err=True,
-            )
-    if out is not None:
-        click.echo(f"wrote {out}/compare.json and {out}/cwnd.png")
-
-
-@cli.group("net")
-def net_group() -> None:
-    """startlab-udp: the simulator's TCP endpoints over UDP with the real clock (docs/REAL.md)."""
-
-
-def _read_key(key_file: Path | None) -> str:
-    if key_file is None:
-        raise _Failure("error: --key-file is required (64 hex digits; `startlab net key > FILE` makes one)", 2)
-    text = key_file.read_text().strip()
-    try:
-        bytes.fromhex(text)
-    except ValueError:
-        text = ""
-    if len(text) != 64:
-        raise _Failure(f"error: --key-file {key_file}: expected 64 hex digits (a 32-byte key); `startlab net key > FILE` makes one", 2)
-    return text
-
-
-@net_group.command("key")
-def net_key() -> None:
-    """Print a fresh random key (64 hex digits) for --key-file."""
-    from . import net
-
-    click.echo(net.key())
-
-
-@net_group.command("recv")
-@click.option("--bind", required=True, metavar="HOST:PORT", help="UDP address to receive on (port 0: any; printed).")
-@click.option("--key-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="The shared key (64 hex digits).")
-@click.option("--idle-timeout", default=5.0, show_default=True, help="Give up after this many seconds without a datagram.")
-@click.option("--accept-timeout", type=float, help="Give up if no sender comes within this many seconds (default: wait).")
-def net_recv(bind: str, key_file: Path | None, idle_timeout: float, accept_timeout: float | None) -> None:
-    """Receive one startlab-udp connection (ACKing as the sender's scenario says); print the
-    receiver's report as JSON."""
-    from . import net
-
-    secret = _read_key(key_file)
-    try:
-        report = net.serve(bind, secret, idle_timeout=idle_timeout, accept_timeout=accept_timeout)
-    except (ValueError, OSError) as e:
-        raise _Failure(f"error: {e}", 2) from e
-    click.echo(json.dumps(report))
-
-
-@net_group.command("send")
-@click.argument("scenario", metavar="SCENARIO")
-@click.option("--to", "server", required=True, metavar="HOST:PORT", help="The receiver's address.")
-@click.option("--key-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="The shared key (64 hex digits).")
-@click.option("--flow", default=0, show_default=True, help="Which [[flows]] entry to send.")
-@click.option("--duration", type=float, help="Stop after this many seconds (default: the scenario's duration).")
-@click.option("--json", "as_json", is_flag=True, help="Print the whole sender report as JSON.")
-def net_send(scenario: str, server: str, key_file: Path | None, flow: int, duration: float | None, as_json: bool) -> None:
-    """Send SCENARIO's flow (its TCP, startup and receiver settings) over UDP to a `startlab net
-    recv`; print the startup exit, retransmissions, goodput and pacing gap error."""
-    from . import net
-
-    secret = _read_key(key_file)
-    path = _scenario_file(scenario)
-    try:
-        with _naming(scenario):
-            report = net.send(path, server, secret, flow=flow, duration=duration)
-    except (ValueError, OSError) as e:
-        raise _Failure(f"error: {e}", 2) from e
-    if as_json:
-        click.echo(json.dumps(report))
-        return
-    exit_ = report.get("startup_exit") or {}
-    pacing = report.get("pacing") or {}
-    goodput = report.get("goodput_bps")
-    click.echo(
-        f"{report['flow']} ({report['startup']}): {report['bytes_acked']} bytes acked, "
-        + (f"goodput {goodput / 1e6:.2f} Mbit/s, " if goodput else "")
-        + f"{report['retransmissions']} retransmissions, {report['rto_count']} RTOs"
-    )
-    if exit_:
-        click.echo(f"startup exit: {exit_['time_s']:.3f} s after the first data, {exit_['reason']}, cwnd {exit_['cwnd_pkts']:.0f} segments")
-    if pacing.get("count"):
-        click.echo(f"pacing gap error: mean {pacing['mean_us']:.1f} us, p99 {pacing['p99_us']:.1f} us, max {pacing['max_us']:.1f} us over {pacing['count']} releases")
-    dropped = {k: v for k, v in (report.get("drops") or {}).items() if v}
-    if dropped:
-        click.echo("datagrams dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
-
-
-@cli.command("compare-real")
-@click.argument("scenario", metavar="SCENARIO")
-@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr, kernel:bpf-NAME[+cubic] (startlab kernel list).")
-@click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
-@click.option("--recovery", help='The sim and udp stacks\' tcp.recovery instead of the scenario\'s (e.g. "linux", the kernel\'s RACK-TLP + PRR).')
-@click.option("--avoidance", help="The sim and udp stacks' tcp.congestion_avoidance instead of the scenario's (e.g. reno beside kernel:reno).")
-@click.option("--json", "as_json", is_flag=True, help='Print {"stacks": [{"stack", "exit_time_s", ...}]}.')
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and the overlaid cwnd.png here.")
-def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str | None, avoidance: str | None, as_json: bool, out: Path | None) -> None:
-    """Run SCENARIO's path with the simulator, startlab-udp and kernel TCP (testbed; root) and
-    compare their startups: exit time and reason, exit cwnd, first drop, drops in 5 s, goodput."""
-    from . import realpath
-
-    try:
-        names = realpath.parse_stacks(stacks)
-    except ValueError as e:
-        raise _Failure(f"error: {e}", 2) from e
-    _real(scenario, names, startup, as_json, out, "cmp", recovery, avoidance)
-
-
-@testbed_group.command("run")
-@click.argument("scenario", metavar="SCENARIO")
-@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr or kernel:bpf-NAME[+cubic] (startlab kernel list).")
-@click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
-@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and cwnd.png here.")
-def testbed_run(scenario: str, stack: str, startup: str | None, as_json: bool, out: Path | None) -> None:
-    """Build a testbed, run SCENARIO's flow on its path with one stack, take it down."""
-    from . import realpath
-
-    try:
-        names = realpath.parse_stacks(stack)
-    except ValueError as e:
-        raise _Failure(f"error: {e}", 2) from e
-    if names == ["sim"] or len(names) != 1:
-        raise _Failure("error: --stack: one testbed stack (udp or kernel:NAME); `startlab run` runs the simulator", 2)
-    _real(scenario, names, startup, as_json, out, "run")
-
-
 #: The sweep analysis commands (startlab.sweep.stats imports DuckDB, SciPy and matplotlib): name,
 #: where the command is, and its help as ``startlab --help`` lists it (its docstring).
 _LAZY_COMMANDS = (
@@ -1049,6 +673,12 @@ _LAZY_COMMANDS += (
 )
 for _name, _target, _help in _LAZY_COMMANDS:
     cli.add_command(_LazyCommand(_name, _target, _help))
+
+# The real systems' commands (testbed, kernel, net, compare-real), defined in their own module.
+from .cli_real import COMMANDS as _REAL_COMMANDS  # noqa: E402
+
+for _command in _REAL_COMMANDS:
+    cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
