@@ -21,6 +21,8 @@ pub mod avoidance;
 mod controller;
 pub mod decl;
 pub mod startup;
+#[cfg(test)]
+mod testkit;
 
 pub use controller::{Controller, CcConfig, CcView, Phase, Reduction, StartupExit};
 pub use startlab_units::{Dur, Time};

@@ -118,60 +118,11 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 };
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::avoidance::{Avoidance, Reno};
     use crate::startup::{SlowStart, Startup};
-    use crate::{CcConfig, CongestionKind, Controller, Phase, Ssthresh, Time};
-    use startlab_units::Dur;
-
-    pub(crate) const MSS: u64 = 1000;
-
-    pub(crate) fn controller(startup: Startup, iw: u64, ssthresh: Ssthresh) -> Controller {
-        Controller::new(
-            CcConfig {
-                mss: MSS,
-                initial_window: iw * MSS,
-                initial_ssthresh: ssthresh,
-                loss_window: MSS,
-                cwnd_validation: false,
-                linux_ss_clamp: false,
-            },
-            startup,
-            Avoidance::Reno(Reno::default()),
-        )
-    }
-
-    /// An ACK at `now_ms` covering `segments` full segments, cumulative point `ack_seq`.
-    pub(crate) fn ack(now_ms: u64, segments: u32, ack_seq: u64) -> AckEvent {
-        AckEvent {
-            now: Time(now_ms * 1_000_000),
-            newly_acked: segments as u64 * MSS,
-            ack_seq,
-            snd_nxt: ack_seq,
-            rtt: Some(Dur::from_millis(100)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: segments,
-            timer_triggered: false,
-            delivered: ack_seq,
-            rate_sample: None,
-        }
-    }
-
-    /// Acknowledges one round: the whole window at its start, `per_ack` segments per ACK.
-    /// Returns the window at the end of the round in segments.
-    pub(crate) fn one_round(c: &mut Controller, round: u64, per_ack: u32, seq: &mut u64) -> f64 {
-        let segments = (c.cwnd() / MSS as f64).floor() as u64;
-        let mut left = segments;
-        while left > 0 && c.phase() == Phase::SlowStart {
-            let n = left.min(per_ack as u64) as u32;
-            *seq += n as u64 * MSS;
-            c.on_ack(&ack(round * 100, n, *seq));
-            left -= n as u64;
-        }
-        c.cwnd() / MSS as f64
-    }
+    use crate::testkit::{ack, controller, one_round, MSS};
+    use crate::{CongestionKind, Phase, Ssthresh, Time};
 
     fn growth_per_round(startup: Startup, per_ack: u32) -> Vec<f64> {
         let mut c = controller(startup, 4, Ssthresh::Infinite);

@@ -68,7 +68,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::abc::tests::{ack, controller, one_round, MSS};
+    use crate::testkit::{ack, controller, one_round, MSS};
     use crate::startup::{Abc, AbcConfig, Startup};
     use crate::{CongestionKind, Phase, Ssthresh, Time};
 

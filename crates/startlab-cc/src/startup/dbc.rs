@@ -124,7 +124,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::abc::tests::{ack, controller, one_round, MSS};
+    use crate::testkit::{ack, controller, one_round, MSS};
     use crate::startup::Startup;
     use crate::{CongestionKind, Phase, Time};
 

@@ -154,7 +154,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::abc::tests::{controller, MSS};
+    use crate::testkit::{controller, MSS};
     use crate::startup::Startup;
     use crate::{ExitReason, Phase};
     use startlab_units::Dur;

@@ -237,31 +237,10 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 };
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::{Ssthresh, Time};
+    use crate::testkit::{ack_bytes as ack, view, MSS};
 
-    pub(crate) const MSS: u64 = 1000;
-
-    pub(crate) fn view(cwnd: f64) -> CcView {
-        CcView { cwnd, ssthresh: Ssthresh::Infinite, mss: MSS, round: 0, min_rtt: None, new_round: false }
-    }
-
-    pub(crate) fn ack(acked: u64, snd_nxt: u64) -> AckEvent {
-        AckEvent {
-            now: Time(0),
-            newly_acked: acked,
-            ack_seq: acked,
-            snd_nxt,
-            rtt: Some(Dur::from_millis(100)),
-            flight_size: 0,
-            cwnd_limited: true,
-            acked_segments: 1,
-            timer_triggered: false,
-            delivered: acked,
-            rate_sample: None,
-        }
-    }
 
     #[test]
     fn pacing_interval_for_30_segments_over_100ms_is_3_33ms() {

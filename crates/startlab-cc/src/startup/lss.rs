@@ -99,7 +99,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::abc::tests::{controller, one_round, MSS};
+    use crate::testkit::{controller, one_round, MSS};
     use crate::startup::Startup;
     use crate::Ssthresh;
 

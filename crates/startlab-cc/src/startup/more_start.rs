@@ -110,7 +110,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::jump_start::tests::{ack, view, MSS};
+    use crate::testkit::{ack_bytes as ack, view, MSS};
 
     #[test]
     fn quick_start_example_window_85_segments_one_every_2_344ms() {

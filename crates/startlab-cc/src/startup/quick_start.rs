@@ -418,7 +418,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::jump_start::tests::view;
+    use crate::testkit::view;
     use crate::Time;
 
     const MSS: u64 = 1448;
