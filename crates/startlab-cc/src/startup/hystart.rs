@@ -249,93 +249,9 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::avoidance::{Avoidance, Reno};
     use crate::startup::Startup;
-    use crate::{CcConfig, Controller, Phase};
-    use startlab_units::Dur;
-
-    pub(crate) const MSS: u64 = 1000;
-
-    /// A scripted sender over a [`Controller`]: always cwnd-limited, one ACK per segment unless
-    /// told otherwise, and after every ACK it fills the window (`SND.NXT = SND.UNA + cwnd`).
-    pub(crate) struct Sender {
-        pub(crate) c: Controller,
-        una: u64,
-        nxt: u64,
-    }
-
-    impl Sender {
-        /// A flow whose initial window of `iw` segments has just left (round 1 begins).
-        pub(crate) fn new(startup: Startup, iw: u64) -> Sender {
-            let cfg = CcConfig {
-                mss: MSS,
-                initial_window: iw * MSS,
-                initial_ssthresh: Ssthresh::Infinite,
-                loss_window: MSS,
-                cwnd_validation: false,
-                linux_ss_clamp: false,
-            };
-            let mut c = Controller::new(cfg, startup, Avoidance::Reno(Reno::default()));
-            c.on_first_send(iw * MSS);
-            Sender { c, una: 0, nxt: iw * MSS }
-        }
-
-        /// Segments sent and not yet acknowledged: the next round's ACKs.
-        pub(crate) fn flight(&self) -> u64 {
-            (self.nxt - self.una) / MSS
-        }
-
-        /// cwnd in segments.
-        pub(crate) fn cwnd(&self) -> f64 {
-            self.c.cwnd() / MSS as f64
-        }
-
-        /// An ACK for `segments` segments at `t`, with RTT sample `rtt`.
-        pub(crate) fn ack_n(&mut self, t: Time, rtt: Option<Dur>, segments: u64) {
-            self.una += segments * MSS;
-            self.c.on_ack(&AckEvent {
-                now: t,
-                newly_acked: segments * MSS,
-                ack_seq: self.una,
-                snd_nxt: self.nxt,
-                rtt,
-                flight_size: self.nxt - self.una,
-                cwnd_limited: true,
-                acked_segments: segments as u32,
-                timer_triggered: false,
-                delivered: self.una,
-                rate_sample: None,
-            });
-            let window = (self.c.cwnd() as u64 / MSS) * MSS;
-            self.nxt = self.nxt.max(self.una + window);
-        }
-
-        /// The ACKs of the whole flight: the `i`-th arrives at `start + i·spacing` with RTT sample
-        /// `rtt(i)`. Returns the index of the ACK after which startup ended, if it did.
-        pub(crate) fn flight_acks(&mut self, start: Time, spacing: Dur, rtt: impl Fn(u64) -> Option<Dur>) -> Option<u64> {
-            let n = self.flight();
-            for i in 0..n {
-                self.ack_n(start + Dur(i * spacing.as_nanos()), rtt(i), 1);
-                if self.c.phase() != Phase::SlowStart {
-                    return Some(i);
-                }
-            }
-            None
-        }
-
-        /// The recorded exit: reason and cwnd in segments.
-        pub(crate) fn exit(&self) -> Option<(ExitReason, f64)> {
-            self.c.startup_exit().map(|e| (e.reason, e.cwnd / MSS as f64))
-        }
-    }
-
-    pub(crate) fn ms(x: u64) -> Dur {
-        Dur::from_millis(x)
-    }
-
-    pub(crate) fn at_ms(x: u64) -> Time {
-        Time(x * JIFFY_NS)
-    }
+    use crate::Phase;
+    use crate::testkit::{at_ms, ms, Sender, MSS};
 
     pub(crate) fn paper(cfg: HyStartConfig) -> Startup {
         Startup::HyStart(HyStart::new(cfg))

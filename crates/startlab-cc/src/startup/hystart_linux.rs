@@ -350,7 +350,8 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::hystart::tests::{at_ms, ms, paper, Sender, MSS};
+    use crate::startup::hystart::tests::paper;
+    use crate::testkit::{at_ms, ms, Sender, MSS};
     use crate::startup::{HyStartConfig, Startup};
     use crate::{Phase, Ssthresh};
     use startlab_units::Time;

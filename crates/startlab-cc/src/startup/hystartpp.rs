@@ -218,7 +218,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::startup::hystart::tests::{at_ms, ms, Sender, MSS};
+    use crate::testkit::{at_ms, ms, Sender, MSS};
     use crate::startup::Startup;
     use crate::{CongestionKind, Phase as CcPhase, Ssthresh};
 
