@@ -524,22 +524,11 @@ mod tests {
     use super::*;
     use crate::avoidance::Reno;
     use crate::startup::SlowStart;
+    use crate::testkit::MSS;
 
-    const MSS: u64 = 1000;
-
+    /// Slow start over Reno (the test kit's controller).
     fn controller(iw: u64, ssthresh: Ssthresh) -> Controller {
-        Controller::new(
-            CcConfig {
-                mss: MSS,
-                initial_window: iw * MSS,
-                initial_ssthresh: ssthresh,
-                loss_window: MSS,
-                cwnd_validation: false,
-                linux_ss_clamp: false,
-            },
-            Startup::SlowStart(SlowStart),
-            Avoidance::Reno(Reno::default()),
-        )
+        crate::testkit::controller(Startup::SlowStart(SlowStart), iw, ssthresh)
     }
 
     fn ack(now_ms: u64, acked: u64, ack_seq: u64) -> AckEvent {
