@@ -313,12 +313,7 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
                 if !rate.is_empty() {
                     return err(format!("{p}.rate_trace"), "give either rate (a schedule) or rate_trace (a delivery trace), not both");
                 }
-                let path = match base {
-                    Some(b) => b.join(file),
-                    None => Path::new(file).to_path_buf(),
-                };
-                let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.rate_trace"), format!("cannot read {}: {e}", path.display())))?;
-                let ops = parse_trace(&text).map_err(|m| ScenarioError::new(format!("{p}.rate_trace"), format!("{}: {m}", path.display())))?;
+                let ops = crate::resolve::read_named(&format!("{p}.rate_trace"), base, file, parse_trace)?;
                 let period_ms = *ops.last().unwrap_or(&1);
                 Some(RateTraceSpec { file: file.clone(), count: ops.len(), opportunities_ms: ops, period_ms })
             }

@@ -7,6 +7,37 @@
 //! [`Scenario`] with plain typed values. Every refusal is a [`ScenarioError`] naming the key path,
 //! what was given and what is accepted. Defaults are documented in `docs/SCENARIOS.md`.
 
+/// A fieldless enum whose every variant has one name in scenarios and results, written once:
+/// `ALL` lists the variants, `name()` and `from_name()` convert, and it serializes as its name.
+macro_rules! named_enum {
+    ($(#[$m:meta])* pub enum $ty:ident { $($(#[$vm:meta])* $var:ident = $text:literal,)+ }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $ty { $($(#[$vm])* $var,)+ }
+
+        impl $ty {
+            /// Every variant, in the order the docs list them.
+            pub const ALL: &'static [$ty] = &[$($ty::$var),+];
+
+            /// The name a scenario writes.
+            pub fn name(self) -> &'static str {
+                match self { $($ty::$var => $text,)+ }
+            }
+
+            /// The variant a scenario names.
+            pub fn from_name(name: &str) -> Option<$ty> {
+                $ty::ALL.iter().copied().find(|v| v.name() == name)
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+    };
+}
+
 mod impairments;
 mod raw;
 pub mod registry;
@@ -309,44 +340,41 @@ pub struct FlowSpec {
     pub app: Option<AppSpec>,
 }
 
-/// Loss recovery.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecoverySpec {
-    /// Tahoe.
-    Tahoe,
-    /// Reno.
-    Reno,
-    /// NewReno (RFC 6582).
-    Newreno,
-    /// SACK (RFC 6675).
-    Sack,
-    /// RFC 6675 with Proportional Rate Reduction (RFC 6937); the bound is `TcpSpec::prr_bound`.
-    Prr,
-    /// RACK-TLP (RFC 8985) loss detection, cwnd as RFC 6675.
-    #[serde(rename = "rack-tlp")]
-    RackTlp,
-    /// RACK-TLP with Linux's PRR: Linux's defaults.
-    Linux,
-    /// ns-2's Agent/TCP/Sack1.
-    Sack1,
-    /// ns-3 3.44's SACK recovery with TcpPrrRecovery, as released.
-    #[serde(rename = "ns3-prr")]
-    Ns3Prr,
+named_enum! {
+    /// Loss recovery (`tcp.recovery`).
+    pub enum RecoverySpec {
+        /// Tahoe.
+        Tahoe = "tahoe",
+        /// Reno.
+        Reno = "reno",
+        /// NewReno (RFC 6582).
+        Newreno = "newreno",
+        /// SACK (RFC 6675).
+        Sack = "sack",
+        /// RFC 6675 with Proportional Rate Reduction (RFC 6937); the bound is `TcpSpec::prr_bound`.
+        Prr = "prr",
+        /// RACK-TLP (RFC 8985) loss detection, cwnd as RFC 6675.
+        RackTlp = "rack-tlp",
+        /// RACK-TLP with Linux's PRR: Linux's defaults.
+        Linux = "linux",
+        /// ns-2's Agent/TCP/Sack1.
+        Sack1 = "sack1",
+        /// ns-3 3.44's SACK recovery with TcpPrrRecovery, as released.
+        Ns3Prr = "ns3-prr",
+    }
 }
 
-/// RFC 6937's reduction bound for `recovery = "prr"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PrrBoundSpec {
-    /// PRR-SSRB (slow-start reduction bound), RFC 6937's recommendation.
-    Ssrb,
-    /// PRR-CRB (conservative reduction bound).
-    Crb,
-    /// RFC 9937's choice per ACK: the slow-start bound on an ACK that advances SND.UNA and marks
-    /// nothing newly lost, else `max(prr_delivered - prr_out, DeliveredData)`.
-    #[serde(rename = "safe-ack")]
-    SafeAck,
+named_enum! {
+    /// RFC 6937's reduction bound for `recovery = "prr"` (`tcp.prr_bound`).
+    pub enum PrrBoundSpec {
+        /// PRR-SSRB (slow-start reduction bound), RFC 6937's recommendation.
+        Ssrb = "ssrb",
+        /// PRR-CRB (conservative reduction bound).
+        Crb = "crb",
+        /// RFC 9937's choice per ACK: the slow-start bound on an ACK that advances SND.UNA and
+        /// marks nothing newly lost, else `max(prr_delivered - prr_out, DeliveredData)`.
+        SafeAck = "safe-ack",
+    }
 }
 
 /// Initial ssthresh.
@@ -447,34 +475,19 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-/// `tcp.idle_restart`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdleRestartSpec {
-    /// RFC 5681 §4.1: cwnd = min(IW, cwnd).
-    Rfc5681,
-    /// RFC 2861: halve per idle RTO, not below min(IW, cwnd).
-    Rfc2861,
-    /// Keep cwnd.
-    Off,
+named_enum! {
+    /// The window after idle periods (`tcp.idle_restart`).
+    pub enum IdleRestartSpec {
+        /// RFC 5681 §4.1: cwnd = min(IW, cwnd).
+        Rfc5681 = "rfc5681",
+        /// RFC 2861: halve per idle RTO, not below min(IW, cwnd).
+        Rfc2861 = "rfc2861",
+        /// Keep cwnd.
+        Off = "off",
+    }
 }
 
 impl TcpSpec {
-    /// Scenario name of the recovery variant.
-    pub fn recovery_name(&self) -> &'static str {
-        match self.recovery {
-            RecoverySpec::Tahoe => "tahoe",
-            RecoverySpec::Reno => "reno",
-            RecoverySpec::Newreno => "newreno",
-            RecoverySpec::Sack => "sack",
-            RecoverySpec::Prr => "prr",
-            RecoverySpec::RackTlp => "rack-tlp",
-            RecoverySpec::Linux => "linux",
-            RecoverySpec::Sack1 => "sack1",
-            RecoverySpec::Ns3Prr => "ns3-prr",
-        }
-    }
-
     /// What a startup or avoidance algorithm may read of these settings
     /// (`startlab_cc::decl::FlowContext`).
     pub fn flow_context(&self) -> startlab_cc::decl::FlowContext {

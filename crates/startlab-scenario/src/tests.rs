@@ -302,7 +302,7 @@ fn reno_ssthresh_from_defaults_to_flight_size_and_is_checked() {
 fn recoveries_and_the_prr_bound_are_checked() {
     for (name, spec) in [("prr", RecoverySpec::Prr), ("rack-tlp", RecoverySpec::RackTlp), ("linux", RecoverySpec::Linux), ("sack1", RecoverySpec::Sack1), ("ns3-prr", RecoverySpec::Ns3Prr)] {
         let s = from_toml(&EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"{name}\","))).unwrap();
-        assert_eq!((s.flows[0].tcp.recovery, s.flows[0].tcp.recovery_name(), s.flows[0].tcp.sack()), (spec, name, true));
+        assert_eq!((s.flows[0].tcp.recovery, s.flows[0].tcp.recovery.name(), s.flows[0].tcp.sack()), (spec, name, true));
     }
     let crb = from_toml(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"prr\", prr_bound = \"crb\",")).unwrap();
     assert_eq!(crb.flows[0].tcp.prr_bound, PrrBoundSpec::Crb);

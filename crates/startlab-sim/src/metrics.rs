@@ -618,7 +618,7 @@ impl Simulation {
             measured: false,
             startup: cc.startup_name().to_string(),
             congestion_avoidance: cc.avoidance_name().to_string(),
-            recovery: spec.tcp.recovery_name().to_string(),
+            recovery: spec.tcp.recovery.name().to_string(),
             mss,
             size: spec.size,
             t0: t0.map(secs),

@@ -14,6 +14,38 @@ pub fn set_parquet_reader(reader: TableReader) {
     let _ = PARQUET_READER.set(reader);
 }
 
+/// Where a file named in a scenario is: relative to the scenario's directory when there is one,
+/// else to the working directory.
+pub(crate) fn scenario_path(base: Option<&std::path::Path>, file: &str) -> std::path::PathBuf {
+    base.map_or_else(|| std::path::PathBuf::from(file), |b| b.join(file))
+}
+
+/// Reads and parses a text file named at key `at` of a scenario: the one reader for every such
+/// file (size and think CDFs, link traces, connection vectors), so every failure has one form —
+/// `at: cannot read PATH: why` or `at: PATH: what is wrong (line n)`.
+pub(crate) fn read_named<T>(at: &str, base: Option<&std::path::Path>, file: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<T, ScenarioError> {
+    let path = scenario_path(base, file);
+    let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(at, format!("cannot read {}: {e}", path.display())))?;
+    parse(&text).map_err(|m| ScenarioError::new(at, format!("{}: {m}", path.display())))
+}
+
+/// [`read_named`] for a connection-vector table: a `.csv` file, or a `.parquet` file through the reader
+/// the Python package registers ([`set_parquet_reader`]), read as CSV text of the same columns.
+pub(crate) fn read_named_table<T>(at: &str, base: Option<&std::path::Path>, file: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<T, ScenarioError> {
+    let path = scenario_path(base, file);
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("csv") => read_named(at, base, file, parse),
+        Some("parquet") => match PARQUET_READER.get() {
+            Some(read) => {
+                let text = read(&path).map_err(|m| ScenarioError::new(at, format!("{}: {m}", path.display())))?;
+                parse(&text).map_err(|m| ScenarioError::new(at, format!("{}: {m}", path.display())))
+            }
+            None => Err(ScenarioError::new(at, format!("{}: Parquet vector files are read through the Python package (startlab.replay); give a .csv file here", path.display()))),
+        },
+        _ => Err(ScenarioError::new(at, format!("{file:?} is not a vector file; expected a .csv or .parquet file (docs/REPLAY.md)"))),
+    }
+}
+
 /// The columns of a connection-vector file, in order (docs/REPLAY.md).
 pub const VECTOR_COLUMNS: [&str; 6] = ["connection", "start", "rtt_class", "request", "think", "response"];
 

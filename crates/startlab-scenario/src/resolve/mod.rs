@@ -11,7 +11,8 @@ mod topology;
 mod workloads;
 
 pub use files::{parse_vectors, set_parquet_reader, TableReader, VECTOR_COLUMNS};
-use files::{parse_cdf, CdfUnit, PARQUET_READER};
+use files::{parse_cdf, read_named_table, scenario_path, CdfUnit};
+pub(crate) use files::read_named;
 use queues::queue;
 use tcp::{classic_startup_checks, plugin_modules, startup, tcp};
 use topology::{flow_ends, graph_ends, quick_start, topology};

@@ -73,6 +73,14 @@ pub(super) fn quoted_alternatives(names: impl IntoIterator<Item = &'static str>)
     }
 }
 
+/// The variant of a named enum (`RecoverySpec`, …) that key `at` gives, or `default`.
+fn named<T: Copy>(at: &str, given: Option<&str>, default: T, all: &[T], name: fn(T) -> &'static str) -> R<T> {
+    match given {
+        None => Ok(default),
+        Some(g) => all.iter().copied().find(|v| name(*v) == g).map_or_else(|| err(at, format!("{g:?} is not known; expected {}", quoted_alternatives(all.iter().map(|v| name(*v))))), Ok),
+    }
+}
+
 /// A rate in bit/s as a scenario writes it: "80kbps", "1.5Mbps".
 pub(super) fn rate_text(bps: f64) -> String {
     let (scale, unit) = [(1e9, "Gbps"), (1e6, "Mbps"), (1e3, "kbps")].into_iter().find(|(s, _)| bps >= *s).unwrap_or((1.0, "bps"));
@@ -128,29 +136,8 @@ pub(super) fn avoidance(p: &str, t: &raw::Tcp, mss: u64) -> R<AvoidanceSpec> {
 }
 
 pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
-    let recovery = match t.recovery.as_deref().unwrap_or("sack") {
-        "tahoe" => RecoverySpec::Tahoe,
-        "reno" => RecoverySpec::Reno,
-        "newreno" => RecoverySpec::Newreno,
-        "sack" => RecoverySpec::Sack,
-        "prr" => RecoverySpec::Prr,
-        "rack-tlp" => RecoverySpec::RackTlp,
-        "linux" => RecoverySpec::Linux,
-        "sack1" => RecoverySpec::Sack1,
-        "ns3-prr" => RecoverySpec::Ns3Prr,
-        other => {
-            return err(
-                format!("{p}.recovery"),
-                format!("{other:?} is not known; expected \"tahoe\", \"reno\", \"newreno\", \"sack\", \"prr\", \"rack-tlp\", \"linux\", \"sack1\" or \"ns3-prr\""),
-            )
-        }
-    };
-    let prr_bound = match (t.prr_bound.as_deref(), recovery) {
-        (None | Some("ssrb"), _) => PrrBoundSpec::Ssrb,
-        (Some("crb"), _) => PrrBoundSpec::Crb,
-        (Some("safe-ack"), _) => PrrBoundSpec::SafeAck,
-        (Some(other), _) => return err(format!("{p}.prr_bound"), format!("{other:?} is not known; expected \"ssrb\", \"crb\" or \"safe-ack\"")),
-    };
+    let recovery = named(&format!("{p}.recovery"), t.recovery.as_deref(), RecoverySpec::Sack, RecoverySpec::ALL, RecoverySpec::name)?;
+    let prr_bound = named(&format!("{p}.prr_bound"), t.prr_bound.as_deref(), PrrBoundSpec::Ssrb, PrrBoundSpec::ALL, PrrBoundSpec::name)?;
     if t.prr_bound.is_some() && recovery != RecoverySpec::Prr {
         return err(format!("{p}.prr_bound"), "applies only to recovery = \"prr\" (\"linux\" has Linux's own bound)");
     }
@@ -250,12 +237,7 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         "slow-but-steady" => false,
         other => return err(format!("{p}.newreno_timer"), format!("{other:?} is not known; expected \"impatient\" or \"slow-but-steady\"")),
     };
-    let idle_restart = match t.idle_restart.as_deref().unwrap_or("rfc5681") {
-        "rfc5681" => IdleRestartSpec::Rfc5681,
-        "rfc2861" => IdleRestartSpec::Rfc2861,
-        "off" => IdleRestartSpec::Off,
-        other => return err(format!("{p}.idle_restart"), format!("{other:?} is not known; expected \"rfc5681\", \"rfc2861\" or \"off\"")),
-    };
+    let idle_restart = named(&format!("{p}.idle_restart"), t.idle_restart.as_deref(), IdleRestartSpec::Rfc5681, IdleRestartSpec::ALL, IdleRestartSpec::name)?;
     Ok(TcpSpec {
         recovery,
         prr_bound,

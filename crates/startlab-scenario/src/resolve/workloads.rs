@@ -201,20 +201,9 @@ pub(super) fn replay_group(p: &str, r: &raw::Replay, topo: &Topology, duration: 
     if startup.decl().sets_initial_window {
         return err(format!("{p}.startup.algorithm"), format!("{:?} sets the initial window; use tcp.initial_window in [[replay]]", startup.name()));
     }
-    let path = match base {
-        Some(b) => b.join(&r.file),
-        None => std::path::PathBuf::from(&r.file),
-    };
     let at = format!("{p}.file");
-    let text = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-        Some("csv") => std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(&at, format!("cannot read {}: {e}", path.display())))?,
-        Some("parquet") => match PARQUET_READER.get() {
-            Some(read) => read(&path).map_err(|m| ScenarioError::new(&at, format!("{}: {m}", path.display())))?,
-            None => return err(at, format!("{}: Parquet vector files are read through the Python package (startlab.replay); give a .csv file here", path.display())),
-        },
-        _ => return err(at, format!("{:?} is not a vector file; expected a .csv or .parquet file (docs/REPLAY.md)", r.file)),
-    };
-    let connections = parse_vectors(&text).map_err(|m| ScenarioError::new(&at, format!("{}: {m}", path.display())))?;
+    let path = scenario_path(base, &r.file);
+    let connections = read_named_table(&at, base, &r.file, parse_vectors)?;
     for c in &connections {
         if c.rtt_class >= d.rtts.len() {
             return err(at, format!("{}: line {}: connection {} has rtt_class {}, but the dumbbell has {} pairs (rtt_class 0 to {})", path.display(), c.line, c.id, c.rtt_class, d.rtts.len(), d.rtts.len() - 1));
@@ -318,12 +307,7 @@ pub(super) fn size_dist(p: &str, d: &raw::SizeDist, mss: u64, base: Option<&std:
         "empirical" => {
             only(&["file"])?;
             let file = d.file.clone().ok_or_else(|| missing(&format!("{p}.file")))?;
-            let path = match base {
-                Some(b) => b.join(&file),
-                None => std::path::PathBuf::from(&file),
-            };
-            let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.file"), format!("cannot read {}: {e}", path.display())))?;
-            let points = parse_cdf(&text, CdfUnit::Bytes).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
+            let points = read_named(&format!("{p}.file"), base, &file, |text| parse_cdf(text, CdfUnit::Bytes))?;
             Ok(SizeSpec::Empirical { file, count: points.len(), points })
         }
         other => err(format!("{p}.dist"), format!("{other:?} is not a known size distribution; expected \"fixed\", \"exponential\", \"pareto\", \"zipf\", \"uniform\", \"lognormal\" or \"empirical\"")),
@@ -435,12 +419,7 @@ pub(super) fn think_law(p: &str, v: &serde_json::Value, base: Option<&std::path:
                 Some(other) => return err(format!("{p}.file"), format!("{other} is not a file name")),
                 None => return Err(missing(&format!("{p}.file"))),
             };
-            let path = match base {
-                Some(b) => b.join(&file),
-                None => std::path::PathBuf::from(&file),
-            };
-            let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new(format!("{p}.file"), format!("cannot read {}: {e}", path.display())))?;
-            let points = parse_cdf(&text, CdfUnit::Seconds).map_err(|m| ScenarioError::new(format!("{p}.file"), format!("{}: {m}", path.display())))?;
+            let points = read_named(&format!("{p}.file"), base, &file, |text| parse_cdf(text, CdfUnit::Seconds))?;
             Think::Law(SizeSpec::Empirical { file, count: points.len(), points })
         }
     })
