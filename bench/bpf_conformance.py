@@ -1,6 +1,6 @@
 """Conformance of the BPF startup algorithms with their Rust versions, repeated (docs/KERNEL-BPF.md).
 
-Every comparison of ``startlab.conformance.WINDOW_CASES`` and ``TIMING_CASES`` (the ones
+Every comparison of ``startlab.real.conformance.WINDOW_CASES`` and ``TIMING_CASES`` (the ones
 tests/test_kernel_bpf.py makes once) is run ``--runs`` times. Per case it prints:
 - in how many runs the windows were equal after every ACK;
 - in how many they met the algorithm's rule (``conformance.verdict``);
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from startlab import conformance
+from startlab.real import conformance
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
         equal = rule = 0
         kernel_ss, rust_exit, clocks = [], [], set()
         for _ in range(args.runs):
-            trace = conformance.compare(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
+            trace = conformance.conform(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
             equal += not trace.mismatches(exact=True)
             rule += not conformance.verdict(trace)
             clocks.add(trace.clock)

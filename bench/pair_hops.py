@@ -59,11 +59,11 @@ def capture() -> None:
 
 
 def one_run(scenario: Path, startup: str) -> dict:
-    from startlab import net, realpath
-    from startlab.testbed import Testbed
+    from startlab.real import side_by_side, udp
+    from startlab.real.testbed import Testbed
 
     with tempfile.TemporaryDirectory() as work:
-        path, _ = realpath.prepare(scenario, Path(work), startup, None, None)
+        path, _ = side_by_side.prepare(scenario, Path(work), startup, None, None)
         with Testbed("hops") as tb:
             names = {"client": tb.client, "router": tb.router, "server": tb.server}
             caps = {
@@ -77,7 +77,7 @@ def one_run(scenario: Path, startup: str) -> dict:
                         raise SystemExit("a capture did not start")
                 tb.start_router(path)
                 try:
-                    run = net.testbed_transfer(tb, path, duration=1.0)
+                    run = udp.testbed_transfer(tb, path, duration=1.0)
                 finally:
                     report = tb.stop_router()
                 frames = {role: json.loads(p.communicate(input="", timeout=30)[0]) for role, p in caps.items()}
@@ -108,7 +108,7 @@ def main() -> int:
     parser.add_argument("--startup", default="paced-start", help="The flow's startup (its first two data packets are the pair).")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "python"))
-    from startlab.testbed import permitted
+    from startlab.real.testbed import permitted
 
     reason = permitted()
     if reason is not None:

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from startlab import realpath
+from startlab.real import side_by_side
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (startup override or None for the scenario's hystart-linux, stacks) per comparison; "abc+linux"
@@ -68,14 +68,14 @@ def main() -> int:
             name = f"{mbps}mbps-{startup or 'hystart-linux'}"
             work = (args.out or Path("/tmp")) / name
             algorithm, recovery, avoidance = ((startup or "").split("+") + ["", ""])[:3]
-            results = realpath.compare(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None, avoidance=avoidance or None)
+            results = side_by_side.compare_real(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None, avoidance=avoidance or None)
             if args.out:
-                realpath.write(results, work, f"{scenario.name} ({startup or 'hystart-linux'})")
+                side_by_side.write(results, work, f"{scenario.name} ({startup or 'hystart-linux'})")
             by = {r.stack: r for r in results}
             print(f"\n### {mbps} Mbit/s, sim startup `{startup or 'hystart-linux'}`\n")
             print("| stack | exit (s) | reason | exit cwnd (pkts) | first drop (s) | drops 5 s | goodput (Mbit/s) | router worst late (ms) |")
             print("|---|---|---|---|---|---|---|---|")
-            for line in realpath.table(results)[1:]:
+            for line in side_by_side.table(results)[1:]:
                 print("| " + " | ".join(line) + " |")
             print()
             for stack, against, figure, tol in CLAIMS[startup]:

@@ -72,11 +72,11 @@ def test_the_sweep_analysis_commands_load_when_asked_for() -> None:
 
 @pytest.mark.parametrize("name", ["results", "plot"])
 def test_the_listed_help_of_a_lazy_command_is_its_own(name: str) -> None:
-    from startlab.sweep import stats as sweepstats
+    from startlab.sweep import commands
 
     assert name in cli.cli.commands
     stand_in = next(cli._LazyCommand(n, target, text) for n, target, text in cli._LAZY_COMMANDS if n == name)
-    real = {"results": sweepstats.results_command, "plot": sweepstats.plot_command}[name]
+    real = {"results": commands.results_command, "plot": commands.plot_command}[name]
     assert stand_in.load() is real
     assert inspect.cleandoc(stand_in.help or "") == inspect.cleandoc(real.help or "")
     for width in (40, 80, 200):
@@ -104,7 +104,7 @@ import startlab
 from startlab import _core, result
 checked = []
 for path in sorted(Path({str(EXAMPLES)!r}).glob("*.toml")):
-    sim = _core.Simulation(*startlab._source(path))
+    sim = _core.Simulation(*startlab.read_scenario(path))
     sim.run()
     raw = sim.results()
     fast, full = result.native_json(raw), startlab.Result._from_native(raw, sim.stats()).to_json()
@@ -130,7 +130,7 @@ print(json.dumps(checked))
     ids=["ns-and-text", "nullable-ints-bools-mixed", "non-finite-floats", "no-rows", "no-columns"],
 )
 def test_native_records_follow_the_dataframe(columns: dict[str, list[Any]]) -> None:
-    expected = result._records(result._table(columns))
+    expected = result.json_records(result._table(columns))
     got = result._native_records(columns)
     assert json.dumps(got, allow_nan=False) == json.dumps(expected, allow_nan=False)
     assert [list(row) for row in got] == [list(row) for row in expected]

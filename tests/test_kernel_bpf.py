@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from startlab import conformance, kernelbpf, kerneltcp, realpath, testbed
+from startlab.real import conformance, kernelbpf, kerneltcp, side_by_side, testbed
 from startlab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = kernelbpf.permitted() or testbed.permitted()
 needs_bpf = pytest.mark.skipif(REASON is not None, reason=f"BPF congestion controls cannot be loaded here: {REASON}")
-PYTHON_PATH = str(Path(kernelbpf.__file__).resolve().parents[1])
+PYTHON_PATH = str(Path(kernelbpf.__file__).resolve().parents[2])
 
 
 # --- everywhere --------------------------------------------------------------------------------
@@ -40,7 +40,7 @@ def test_names_are_canonical_and_an_unknown_one_lists_the_accepted() -> None:
         kernelbpf.variant("bpf-lss+vegas")
     assert kerneltcp.stack_name("bpf-lss") == "kernel:bpf-lss"
     assert kerneltcp.stack_settings("kernel:bpf-lss+cubic") == ("sl_lss_c", None)
-    assert realpath.parse_stacks("sim,bpf-lss") == ["sim", "kernel:bpf-lss"]
+    assert side_by_side.parse_stacks("sim,bpf-lss") == ["sim", "kernel:bpf-lss"]
     with pytest.raises(ValueError, match="stack = 'kernel:bpf-nope'"):
         kerneltcp.stack_name("kernel:bpf-nope")
 
@@ -116,7 +116,7 @@ def test_a_run_unloads_after_a_failure_and_a_killed_loader_is_recovered() -> Non
             raise RuntimeError("inside")
     assert "sl_ss_r" not in _available()
     # A process that registers for a run and is killed: the next run (recover) unregisters it.
-    code = "import time\nfrom startlab import kernelbpf\nkernelbpf.load('bpf-slow-start')\nprint('loaded', flush=True)\ntime.sleep(60)"
+    code = "import time\nfrom startlab.real import kernelbpf\nkernelbpf.load('bpf-slow-start')\nprint('loaded', flush=True)\ntime.sleep(60)"
     env = {**os.environ, "PYTHONPATH": PYTHON_PATH}
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -170,7 +170,7 @@ def _left_nothing(name: str) -> None:
 @pytest.mark.parametrize(("name", "ssthresh", "acks"), conformance.WINDOW_CASES)
 def test_a_window_algorithm_gives_the_rust_window_after_every_ack(name: str, ssthresh: int | None, acks: int) -> None:
     orphans = _orphans()
-    trace = conformance.compare(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
+    trace = conformance.conform(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
     # the peer resets its connection: no socket is left holding data in the deleted namespace
     assert _orphans() <= orphans
     assert len(trace.acks) == acks and trace.mss == 1460
@@ -188,7 +188,7 @@ def test_a_window_algorithm_gives_the_rust_window_after_every_ack(name: str, sst
 @needs_bpf
 @pytest.mark.parametrize(("name", "ssthresh", "acks"), conformance.TIMING_CASES)
 def test_a_timing_algorithm_stays_within_a_segment_of_the_rust_window_each_round(name: str, ssthresh: int | None, acks: int) -> None:
-    trace = conformance.compare(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
+    trace = conformance.conform(name, conformance.Script(acks=acks, initial_ssthresh=ssthresh))
     assert trace.mismatches(exact=False) == [] and conformance.verdict(trace) == []
     left = [i for i, s in enumerate(trace.rust_in_startup) if not s]
     assert left, "the Rust version should leave startup on this path"
@@ -205,7 +205,7 @@ def test_a_timing_algorithm_stays_within_a_segment_of_the_rust_window_each_round
 @needs_bpf
 def test_the_comparison_would_see_a_different_algorithm() -> None:
     # LSS in the kernel against slow start in Rust: the check is not vacuous.
-    trace = conformance.compare("bpf-lss", conformance.Script(acks=2500))
+    trace = conformance.conform("bpf-lss", conformance.Script(acks=2500))
     from startlab import _core
 
     text = conformance.scenario_text("slow-start", trace.mss, conformance.Script())
@@ -218,7 +218,7 @@ def test_compare_real_runs_the_bpf_and_rust_versions_side_by_side(tmp_path: Path
     scenario = (ROOT / "examples" / "real" / "path-20mbps.toml").read_text().replace('duration = "5s"', 'duration = "2s"')
     path = tmp_path / "path.toml"
     path.write_text(scenario)
-    results = realpath.compare(path, ["sim", "kernel:bpf-lss"], tmp_path / "out", startup="lss")
+    results = side_by_side.compare_real(path, ["sim", "kernel:bpf-lss"], tmp_path / "out", startup="lss")
     rows = {r.stack: r for r in results}
     assert set(rows) == {"sim", "kernel:bpf-lss"}
     for r in rows.values():

@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from startlab import kerneltcp, testbed
-from startlab.kerneltcp import KernelRun, KernelSample
+from startlab.real import kerneltcp, system, testbed, tracefs
+from startlab.real.kerneltcp import KernelRun, KernelSample
 
 REASON = testbed.permitted()
 needs_testbed = pytest.mark.skipif(REASON is not None, reason=f"the testbed cannot run here: {REASON}")
 HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-PYTHON_PATH = str(Path(kerneltcp.__file__).resolve().parents[1])
+PYTHON_PATH = str(Path(kerneltcp.__file__).resolve().parents[2])
 
 
 # --- without root ------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def test_bad_arguments_are_refused_by_name(kwargs: dict[str, Any], message: str)
 def test_a_congestion_control_the_kernel_lacks_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = tmp_path / "available"
     listed.write_text("reno cubic\n")
-    monkeypatch.setattr(kerneltcp, "_AVAILABLE", listed)
+    monkeypatch.setattr(system, "AVAILABLE_CC", listed)
     monkeypatch.setenv("PATH", str(tmp_path))  # no modprobe
     with pytest.raises(kerneltcp.KernelTcpError, match=r"this kernel has no bbr congestion control.*available: reno cubic.*no `modprobe`"):
         kerneltcp._Globals().ensure_congestion_control("bbr")
@@ -99,8 +99,8 @@ def test_trace_lines_are_parsed_robustly() -> None:
     assert samples[0].srtt_s == pytest.approx(0.040) and samples[0].snd_wnd == 65160
     assert retransmits == [pytest.approx(0.06)]
     assert lost == 3 and unparsed == 3
-    assert kerneltcp.parse_trace_line("CPU:1 [LOST 3 EVENTS]") is None
-    parsed = kerneltcp.parse_trace_line(lines[0])
+    assert tracefs.parse_trace_line("CPU:1 [LOST 3 EVENTS]") is None
+    parsed = tracefs.parse_trace_line(lines[0])
     assert parsed is not None
     event, seconds, fields = parsed
     assert (event, seconds) == ("tcp_probe", 100.0001)
@@ -151,8 +151,8 @@ def _global_state() -> dict[str, Any]:
         "hystart": HYSTART.read_text().strip() if HYSTART.exists() else None,
         "available": AVAILABLE.read_text().split(),
         "bbr_module": Path("/sys/module/tcp_bbr").exists(),
-        "instances": kerneltcp.tracing_instances(),
-        "mounts": kerneltcp._tracefs_mounts(),
+        "instances": tracefs.tracing_instances(),
+        "mounts": tracefs._tracefs_mounts(),
         "journals": sorted(kerneltcp.STATE_DIR.glob("kerneltcp-*.json")),
     }
 
@@ -187,7 +187,7 @@ def _watch_hystart(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     return seen
 
 
-TRACE = kerneltcp.tracing_permitted() if REASON is None else REASON
+TRACE = tracefs.tracing_permitted() if REASON is None else REASON
 
 
 @needs_testbed
@@ -252,7 +252,7 @@ def test_an_exception_mid_run_restores_everything(tb: testbed.Testbed, untouched
     finish = kerneltcp._finish
 
     def failing(process: subprocess.Popen[str], what: str, timeout: float) -> dict[str, Any]:
-        during.append((HYSTART.read_text().strip(), len(kerneltcp.tracing_instances())))
+        during.append((HYSTART.read_text().strip(), len(tracefs.tracing_instances())))
         raise RuntimeError("boom in the middle")
 
     monkeypatch.setattr(kerneltcp, "_finish", failing)
@@ -283,7 +283,7 @@ def test_a_port_in_use_is_an_error_and_restores_everything(tb: testbed.Testbed, 
 
 def _child(stack: str) -> subprocess.Popen[str]:
     script = (
-        "import os; from startlab import testbed, kerneltcp; tb = testbed.Testbed('kchild'); tb.up(); print(os.getpid(), flush=True); "
+        "import os; from startlab.real import kerneltcp, testbed; tb = testbed.Testbed('kchild'); tb.up(); print(os.getpid(), flush=True); "
         f"kerneltcp.run(tb, {stack!r}, duration=30.0)"
     )
     env = dict(os.environ, PYTHONPATH=PYTHON_PATH)
@@ -303,7 +303,7 @@ def _mid_run_child(old: str) -> tuple[subprocess.Popen[str], int, str]:
     child = _child(stack)
     assert child.stdout is not None
     pid = int(child.stdout.readline())
-    _wait_for(lambda: any(n.startswith(f"startlab-{pid}-") for n in kerneltcp.tracing_instances()), 20, "the child's run to begin")
+    _wait_for(lambda: any(n.startswith(f"startlab-{pid}-") for n in tracefs.tracing_instances()), 20, "the child's run to begin")
     changed = HYSTART.read_text().strip()
     return child, pid, changed
 

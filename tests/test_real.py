@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import startlab
-from startlab import net, realpath, testbed
+from startlab.real import side_by_side, testbed, udp
 from startlab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +33,9 @@ def short(tmp_path: Path, seconds: float = 1.0, startup: str = "slow-start") -> 
 
 
 def test_stack_names_are_checked() -> None:
-    assert realpath.parse_stacks("sim, udp,cubic,kernel:reno") == ["sim", "udp", "kernel:cubic", "kernel:reno"]
+    assert side_by_side.parse_stacks("sim, udp,cubic,kernel:reno") == ["sim", "udp", "kernel:cubic", "kernel:reno"]
     with pytest.raises(ValueError, match="'vegas' is not a stack; expected a comma-separated list of sim, udp, kernel:cubic"):
-        realpath.parse_stacks("sim,vegas")
+        side_by_side.parse_stacks("sim,vegas")
     got = CliRunner().invoke(cli, ["compare-real", str(PATH_20), "--stacks", "sim,kernel:vegas"])
     assert got.exit_code == 2 and "kernel:vegas" in got.output and "Traceback" not in got.output
 
@@ -60,7 +60,7 @@ def test_compare_real_refuses_a_scenario_it_cannot_put_on_one_path(tmp_path: Pat
 
 def _serve_in_thread(key: str, out: dict[str, Any]) -> threading.Thread:
     def serve() -> None:
-        out["report"] = net.serve("127.0.0.1:0", key, idle_timeout=3.0, accept_timeout=10.0)
+        out["report"] = udp.serve("127.0.0.1:0", key, idle_timeout=3.0, accept_timeout=10.0)
 
     t = threading.Thread(target=serve, daemon=True)
     return t
@@ -95,11 +95,11 @@ def test_udp_errors_name_what_was_wrong(tmp_path: Path) -> None:
     got = CliRunner().invoke(cli, ["net", "send", str(PATH_20), "--to", "127.0.0.1:9", "--key-file", str(bad)])
     assert got.exit_code == 2 and "expected 64 hex digits" in got.output
     with pytest.raises(ValueError, match="key"):
-        net.send(PATH_20, "127.0.0.1:9", "ab" * 31)
+        udp.send(PATH_20, "127.0.0.1:9", "ab" * 31)
     with pytest.raises(OSError, match="127.0.0.1:9"):
-        net.send(short(tmp_path), "127.0.0.1:9", net.key(), connect_timeout=1.0)
+        udp.send(short(tmp_path), "127.0.0.1:9", udp.key(), connect_timeout=1.0)
     with pytest.raises(startlab.ScenarioError, match="no flow 3"):
-        net.send(PATH_20, "127.0.0.1:9", net.key(), flow=3)
+        udp.send(PATH_20, "127.0.0.1:9", udp.key(), flow=3)
 
 
 @needs_testbed
@@ -109,7 +109,7 @@ def test_testbed_run_udp_through_the_router_agrees_with_the_simulator(tmp_path: 
     drops). The burst is the drops up to one RTT after the exit; later drops depend on how the
     recovery's real timers fall and vary from run to run (docs/REAL.md)."""
     scenario = short(tmp_path, 2.0)
-    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "udp"], tmp_path / "work")}
+    rows = {r.stack: r for r in side_by_side.compare_real(scenario, ["sim", "udp"], tmp_path / "work")}
     sim, udp = rows["sim"], rows["udp"]
     assert udp.exit_reason == sim.exit_reason == "loss"
     assert udp.exit_cwnd_pkts == pytest.approx(sim.exit_cwnd_pkts, rel=0.10)
@@ -135,7 +135,7 @@ def test_hystart_linux_round_reset_moves_the_20_mbit_exit_by_a_round(tmp_path: P
 def test_the_simulators_row_keeps_its_retransmission_times(tmp_path: Path) -> None:
     """compare-real keeps each retransmission's time (since the first data packet) for the
     simulator, as for the kernel, so their recoveries can be set side by side."""
-    sim = realpath.compare(short(tmp_path, 1.5), ["sim"], tmp_path / "work")[0]
+    sim = side_by_side.compare_real(short(tmp_path, 1.5), ["sim"], tmp_path / "work")[0]
     times = sim.detail["retransmit_times"]
     assert sim.detail["retransmissions"] > 0 and len(times) == sim.detail["retransmissions"]
     assert times == sorted(times) and sim.first_drop_s is not None and times[0] > sim.first_drop_s
@@ -145,7 +145,7 @@ def test_the_simulators_row_keeps_its_retransmission_times(tmp_path: Path) -> No
 def test_compare_real_overrides_recovery_and_avoidance_of_the_sim_stack(tmp_path: Path) -> None:
     """--recovery and --avoidance change the flow the sim (and udp) stacks run, and nothing else;
     an unknown value is refused with the accepted ones."""
-    path, flow = realpath.prepare(PATH_20, tmp_path, "abc", "linux", "reno")
+    path, flow = side_by_side.prepare(PATH_20, tmp_path, "abc", "linux", "reno")
     tcp = json.loads(path.read_text())["flows"][0]["tcp"]
     assert (tcp["recovery"], tcp["congestion_avoidance"], tcp["ack"]) == ("linux", "reno", "linux")
     args = ["compare-real", str(PATH_20), "--stacks", "sim", "--startup", "abc", "--json"]
@@ -162,7 +162,7 @@ def test_kernel_reno_and_the_simulators_linux_recovery_drop_alike(tmp_path: Path
     the simulator's slow start (ABC) and kernel Reno on the 20 Mbit/s path agree on exit cwnd within
     10 % and on drops within 20 % (the burst and its recovery are over within 2 s)."""
     scenario = short(tmp_path, 2.0, "abc")
-    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "kernel:reno"], tmp_path / "work", recovery="linux", avoidance="reno")}
+    rows = {r.stack: r for r in side_by_side.compare_real(scenario, ["sim", "kernel:reno"], tmp_path / "work", recovery="linux", avoidance="reno")}
     sim, kernel = rows["sim"], rows["kernel:reno"]
     assert sim.exit_reason == "loss" == kernel.exit_reason
     assert kernel.exit_cwnd_pkts == pytest.approx(sim.exit_cwnd_pkts, rel=0.10)
@@ -174,7 +174,7 @@ def test_kernel_cubic_and_the_simulators_hystart_linux_leave_together(tmp_path: 
     """Issue 15: kernel CUBIC with HyStart and the simulator's `hystart-linux` on the 20 Mbit/s path
     exit within 15 % of each other in time and window."""
     scenario = short(tmp_path, 1.0, "hystart-linux")
-    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "kernel:cubic"], tmp_path / "work")}
+    rows = {r.stack: r for r in side_by_side.compare_real(scenario, ["sim", "kernel:cubic"], tmp_path / "work")}
     sim, kernel = rows["sim"], rows["kernel:cubic"]
     assert sim.exit_reason == "ack-train" and kernel.exit_reason in ("ack-train", "delay-increase")
     assert kernel.exit_time_s == pytest.approx(sim.exit_time_s, rel=0.15)
@@ -188,13 +188,13 @@ def test_cubic_after_a_hystart_exit_fills_the_buffer_when_the_kernel_does(tmp_pa
     packet within 10 % of kernel CUBIC's time; RFC 9438's growth (K = 0, W_max = the exit window)
     took four times as long."""
     scenario = short(tmp_path, 2.0, "hystart-linux")
-    rows = {r.stack: r for r in realpath.compare(scenario, ["sim", "kernel:cubic"], tmp_path / "work", recovery="linux")}
+    rows = {r.stack: r for r in side_by_side.compare_real(scenario, ["sim", "kernel:cubic"], tmp_path / "work", recovery="linux")}
     sim, kernel = rows["sim"], rows["kernel:cubic"]
     assert sim.first_drop_s is not None and kernel.first_drop_s is not None
     assert sim.first_drop_s == pytest.approx(kernel.first_drop_s, rel=0.10)
     rfc = tmp_path / "rfc.toml"
     rfc.write_text(scenario.read_text().replace('cubic_growth = "linux"', 'cubic_growth = "rfc9438"'))
-    (before,) = realpath.compare(rfc, ["sim"], tmp_path / "work-rfc", recovery="linux")
+    (before,) = side_by_side.compare_real(rfc, ["sim"], tmp_path / "work-rfc", recovery="linux")
     assert before.first_drop_s is None, "RFC 9438's growth does not reach the buffer's end in 2 s"
 
 
@@ -226,7 +226,7 @@ def test_udp_carries_100_mbit_per_second_through_the_testbed(tmp_path: Path) -> 
     with testbed.Testbed("u100") as tb:
         tb.start_router(scenario)
         try:
-            run = net.testbed_transfer(tb, scenario)
+            run = udp.testbed_transfer(tb, scenario)
         finally:
             report = tb.stop_router()
     samples = run["receiver"]["timeline"]

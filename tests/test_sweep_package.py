@@ -20,7 +20,7 @@ from test_sweeps import sweep_text, write
 #: Each module's name before the package, its name in it, and a name it defines.
 RENAMED = [
     ("sweepfile", "file", "_QUANTITY"),
-    ("sweeprun", "run", "_connect"),
+    ("sweeprun", "run", "connect_db"),
     ("sweepdb", "db", "SweepResults"),
     ("sweepstats", "stats", "aggregate"),
     ("sweepbench", "bench", "SWEEP"),

@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from matplotlib.figure import Figure
 from rich.console import Console
 from scipy import stats
+from startlab.sweep import commands
 from startlab.sweep import stats as sweepstats
 from startlab.sweep.stats import SweepStatsError
 
@@ -451,7 +452,7 @@ def assert_one_line_error(result, *needles: str) -> None:
 
 
 def test_results_prints_the_summary(db_path: Path) -> None:
-    result = invoke(sweepstats.results_command, db_path)
+    result = invoke(commands.results_command, db_path)
     assert result.exit_code == 0, result.stderr
     for needle in ("24 runs: 22 ok, 2 failed", "simulation panicked: queue index out of range", "cbw", "Mbps"):
         assert needle in result.stdout
@@ -459,16 +460,16 @@ def test_results_prints_the_summary(db_path: Path) -> None:
 
 def test_results_sql_prints_or_writes_csv(db_path: Path, tmp_path: Path) -> None:
     sql = "SELECT status, count(*) AS runs FROM runs GROUP BY status ORDER BY status"
-    result = invoke(sweepstats.results_command, db_path, "--sql", sql)
+    result = invoke(commands.results_command, db_path, "--sql", sql)
     assert result.exit_code == 0, result.stderr
     assert "failed" in result.stdout and "22" in result.stdout
     out = tmp_path / "status.csv"
-    result = invoke(sweepstats.results_command, db_path, "--sql", sql, "--csv", out)
+    result = invoke(commands.results_command, db_path, "--sql", sql, "--csv", out)
     assert result.exit_code == 0, result.stderr
     assert pd.read_csv(out).to_dict(orient="records") == [{"status": "failed", "runs": 2}, {"status": "ok", "runs": 22}]
-    assert_one_line_error(invoke(sweepstats.results_command, db_path, "--sql", "DELETE FROM runs"), "read-only")
-    assert_one_line_error(invoke(sweepstats.results_command, db_path, "--sql", "SELEC 1"), "--sql")
-    assert_one_line_error(invoke(sweepstats.results_command, db_path, "--csv", out), "--csv needs --sql")
+    assert_one_line_error(invoke(commands.results_command, db_path, "--sql", "DELETE FROM runs"), "read-only")
+    assert_one_line_error(invoke(commands.results_command, db_path, "--sql", "SELEC 1"), "--sql")
+    assert_one_line_error(invoke(commands.results_command, db_path, "--csv", out), "--csv needs --sql")
 
 
 def test_results_sql_cannot_touch_files(db_path: Path, tmp_path: Path) -> None:
@@ -481,20 +482,20 @@ def test_results_sql_cannot_touch_files(db_path: Path, tmp_path: Path) -> None:
         f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
         "INSTALL httpfs",
     ):
-        assert_one_line_error(invoke(sweepstats.results_command, db_path, "--sql", sql), "--sql")
+        assert_one_line_error(invoke(commands.results_command, db_path, "--sql", sql), "--sql")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.duckdb"]
-    result = invoke(sweepstats.results_command, db_path, "--sql", "SELECT count(*) AS n FROM flows f JOIN runs r USING (key)")
+    result = invoke(commands.results_command, db_path, "--sql", "SELECT count(*) AS n FROM flows f JOIN runs r USING (key)")
     assert result.exit_code == 0, result.stderr
     assert "66" in result.stdout  # 22 ok runs × 3 flows
-    assert invoke(sweepstats.results_command, db_path).exit_code == 0
+    assert invoke(commands.results_command, db_path).exit_code == 0
 
 
 def test_commands_say_a_locked_database_is_in_use(db_path: Path, writer) -> None:
     expected = f"error: {db_path} is being written by another process (a running sweep); try again when it ends"
     for result in (
-        invoke(sweepstats.results_command, db_path),
-        invoke(sweepstats.results_command, db_path, "--sql", "SELECT 1"),
-        invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--table"),
+        invoke(commands.results_command, db_path),
+        invoke(commands.results_command, db_path, "--sql", "SELECT 1"),
+        invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--table"),
     ):
         assert_one_line_error(result)
         assert result.stderr.strip() == expected
@@ -502,7 +503,7 @@ def test_commands_say_a_locked_database_is_in_use(db_path: Path, writer) -> None
 
 
 def test_plot_writes_a_png_and_prints_the_table(db_path: Path) -> None:
-    result = invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--by", "algorithm")
+    result = invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--by", "algorithm")
     assert result.exit_code == 0, result.stderr
     png = db_path.with_name("demo-su_time-vs-cbw.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -513,17 +514,17 @@ def test_plot_writes_a_png_and_prints_the_table(db_path: Path) -> None:
 
 
 def test_plot_notes_the_axes_it_pools(db_path: Path, con) -> None:
-    result = invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time")
+    result = invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time")
     assert result.exit_code == 0, result.stderr
     notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
     assert notes == ["note: pooled over algorithm (2 values); fix them with --where or add --by"]
     assert "pooled over algorithm (2 values)" in result.stdout  # the table's caption
-    result = invoke(sweepstats.plot_command, db_path, "--y", "su_time", "--kind", "cdf", "--by", "startup", "--table")
+    result = invoke(commands.plot_command, db_path, "--y", "su_time", "--kind", "cdf", "--by", "startup", "--table")
     assert result.exit_code == 0, result.stderr
     # startup is the algorithm, so only cbw is mixed into each curve
     assert result.stderr.strip() == "note: pooled over cbw (3 values); fix them with --where"
     result = invoke(
-        sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--where", "algorithm = 'hystart'", "--table"
+        commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--where", "algorithm = 'hystart'", "--table"
     )
     assert result.exit_code == 0 and result.stderr == "", result.stderr
     figure = sweepstats.plot_lines(sweepstats.aggregate(con, "cbw", "su_time"))
@@ -534,13 +535,13 @@ def test_plot_notes_the_axes_it_pools(db_path: Path, con) -> None:
 
 
 def test_plot_cdf_and_table_only(db_path: Path, tmp_path: Path) -> None:
-    result = invoke(sweepstats.plot_command, db_path, "--y", "throughput", "--kind", "cdf", "--by", "startup")
+    result = invoke(commands.plot_command, db_path, "--y", "throughput", "--kind", "cdf", "--by", "startup")
     assert result.exit_code == 0, result.stderr
     assert db_path.with_name("demo-throughput-cdf.png").read_bytes()[:4] == b"\x89PNG"
     assert "hystart" in result.stdout and "Mbit/s" in result.stdout
     out = tmp_path / "never.png"
     result = invoke(
-        sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--by", "algorithm", "--stat", "median", "--table",
+        commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--by", "algorithm", "--stat", "median", "--table",
         "--out", out,
     )
     assert result.exit_code == 0, result.stderr
@@ -550,17 +551,17 @@ def test_plot_cdf_and_table_only(db_path: Path, tmp_path: Path) -> None:
 
 def test_plot_bad_input_is_one_error_line(db_path: Path, tmp_path: Path) -> None:
     assert_one_line_error(
-        invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--ci", "1.5"), "--ci"
+        invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--ci", "1.5"), "--ci"
     )
     assert_one_line_error(
-        invoke(sweepstats.plot_command, tmp_path / "nope.duckdb", "--x", "cbw", "--y", "su_time"), "nope.duckdb"
+        invoke(commands.plot_command, tmp_path / "nope.duckdb", "--x", "cbw", "--y", "su_time"), "nope.duckdb"
     )
-    assert_one_line_error(invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_tme"), "su_tme", "su_time")
-    assert_one_line_error(invoke(sweepstats.plot_command, db_path, "--y", "su_time"), "--x")
+    assert_one_line_error(invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_tme"), "su_tme", "su_time")
+    assert_one_line_error(invoke(commands.plot_command, db_path, "--y", "su_time"), "--x")
     assert_one_line_error(
-        invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--where", "cbw >"), "--where"
+        invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--where", "cbw >"), "--where"
     )
     assert_one_line_error(
-        invoke(sweepstats.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--out", tmp_path / "x.nosuchformat"),
+        invoke(commands.plot_command, db_path, "--x", "cbw", "--y", "su_time", "--out", tmp_path / "x.nosuchformat"),
         "x.nosuchformat",
     )

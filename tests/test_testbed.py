@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from startlab import testbed
+from startlab.real import testbed
 
 REASON = testbed.permitted()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"the testbed cannot run here: {REASON}")
 
-PYTHON_PATH = str(Path(testbed.__file__).resolve().parents[1])
+PYTHON_PATH = str(Path(testbed.__file__).resolve().parents[2])
 
 
 def ours() -> list[str]:
@@ -59,7 +59,7 @@ def _child(script: str) -> subprocess.Popen[str]:
 
 
 def test_leftovers_of_a_killed_process_are_removed_by_the_next_cleanup() -> None:
-    child = _child("from startlab import testbed; import os; tb = testbed.Testbed('dead'); tb.up(); print(os.getpid(), flush=True); import time; time.sleep(60)")
+    child = _child("from startlab.real import testbed; import os; tb = testbed.Testbed('dead'); tb.up(); print(os.getpid(), flush=True); import time; time.sleep(60)")
     pid = int(child.stdout.readline())  # type: ignore[union-attr]
     left = [n for n in testbed.namespaces() if n.startswith(f"{testbed.PREFIX}{pid}-")]
     assert len(left) == 3
@@ -72,7 +72,7 @@ def test_leftovers_of_a_killed_process_are_removed_by_the_next_cleanup() -> None
 
 
 def test_sigterm_removes_the_namespaces() -> None:
-    child = _child("from startlab import testbed; import os; tb = testbed.Testbed('term'); tb.up(); print(os.getpid(), flush=True); import time; time.sleep(60)")
+    child = _child("from startlab.real import testbed; import os; tb = testbed.Testbed('term'); tb.up(); print(os.getpid(), flush=True); import time; time.sleep(60)")
     pid = int(child.stdout.readline())  # type: ignore[union-attr]
     child.send_signal(signal.SIGTERM)
     child.wait(timeout=30)
@@ -129,7 +129,7 @@ def test_the_router_refuses_a_path_it_cannot_emulate(tmp_path: Path) -> None:
 
 def test_a_router_outliving_its_owner_is_stopped_by_cleanup() -> None:
     script = (
-        "from startlab import testbed; import os, sys; tb = testbed.Testbed('orph'); tb.up(); "
+        "from startlab.real import testbed; import os, sys; tb = testbed.Testbed('orph'); tb.up(); "
         f"tb.start_router({str(PATH_20)!r}); print(os.getpid(), tb._router.pid, flush=True); import time; time.sleep(60)"
     )
     child = _child(script)

@@ -32,7 +32,7 @@ from .plugin import Action, Param, startup
 
 # result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
 # that ``import startlab`` (and the command line) stays fast. compare builds on run() and
-# _source() below, resolved at call time.
+# read_scenario() below, resolved at call time.
 from .result import Result, ResultError, Traces
 from .result import build as _build_result
 from .compare import Comparison, compare
@@ -53,7 +53,9 @@ __all__ = [
     "compare",
     "normalize",
     "open_sweep",
+    "read_scenario",
     "run",
+    "scenario_document",
     "startup",
     "sweep",
     "validate",
@@ -79,9 +81,11 @@ Scenario = Union[str, os.PathLike[str], Mapping[str, Any]]
 _PROGRESS_STEPS = 200
 
 
-def _source(scenario: Scenario) -> tuple[str, str, str | None]:
+def read_scenario(scenario: Scenario) -> tuple[str, str, str | None]:
     """The scenario's text, its format (``"toml"`` or ``"json"``) and, for a file, its directory
-    (files the scenario names, such as ``rate_trace``, are relative to it) for the native side."""
+    (files the scenario names, such as ``rate_trace``, are relative to it): the one reader of
+    scenarios, for the native side and every module (the testbed's router and startlab-udp
+    included). A missing file or a file that is not UTF-8 raises :class:`ScenarioError`."""
     if isinstance(scenario, Mapping):
         return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike):
@@ -93,6 +97,21 @@ def _source(scenario: Scenario) -> tuple[str, str, str | None]:
     if "\n" not in scenario and scenario.strip().endswith((".toml", ".json")):
         raise ScenarioError(f"scenario file not found: {scenario.strip()}")
     return scenario, "toml", None
+
+
+def scenario_document(scenario: Scenario) -> dict[str, Any]:
+    """A scenario as a document (dict) before any checks: from a mapping, a TOML/JSON file or TOML
+    text; a syntax error raises :class:`ScenarioError`."""
+    if isinstance(scenario, Mapping):
+        return dict(scenario)
+    text, fmt, _directory = read_scenario(scenario)
+    try:
+        document = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        raise ScenarioError(f"not valid {fmt.upper()}: {e}") from None
+    if not isinstance(document, dict):
+        raise ScenarioError(f"a scenario is a table of keys, not {type(document).__name__}")
+    return document
 
 
 def _plugins(text: str, fmt: str, directory: str | None) -> None:
@@ -130,14 +149,14 @@ def algorithms() -> list[dict[str, Any]]:
 
 def validate(scenario: Scenario) -> None:
     """Check a scenario without running it; raise :class:`ScenarioError` if it is refused."""
-    source = _source(scenario)
+    source = read_scenario(scenario)
     _plugins(*source)
     _core.validate(*source)
 
 
 def normalize(scenario: Scenario) -> dict[str, Any]:
     """The fully resolved scenario, with every default filled in, as a dict."""
-    source = _source(scenario)
+    source = read_scenario(scenario)
     _plugins(*source)
     result: dict[str, Any] = json.loads(_core.normalize(*source))
     return result
@@ -223,18 +242,18 @@ def _with_startup(
 ) -> tuple[dict[str, Any], str | os.PathLike[str] | None]:
     """``scenario`` as a document with every flow's startup replaced (``run(startup=...)``), and
     the directory its file names resolve against."""
-    from .compare import document, with_startup
+    from .compare import with_startup
 
     if not isinstance(scenario, Mapping):
-        base = base if base is not None else _source(scenario)[2]
+        base = base if base is not None else read_scenario(scenario)[2]
     if isinstance(startup, Mapping):
-        doc = with_startup(document(scenario), str(startup.get("algorithm", "")))
+        doc = with_startup(scenario_document(scenario), str(startup.get("algorithm", "")))
         for flow in doc.get("flows", []):
             flow["startup"] = dict(startup)
         return doc, base
     if not isinstance(startup, (str, type)):
         raise TypeError(f"startup: expected an algorithm name, a registered plug-in class or a table, not {type(startup).__name__}")
-    return with_startup(document(scenario), startup), base
+    return with_startup(scenario_document(scenario), startup), base
 
 
 def _simulate(
@@ -260,7 +279,7 @@ def _simulate(
         isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not math.isfinite(max_wall) or max_wall <= 0
     ):
         raise ValueError(f"max_wall = {max_wall!r}: expected a positive, finite number of seconds (an int or a float) or None")
-    text, fmt, directory = _source(scenario)
+    text, fmt, directory = read_scenario(scenario)
     if base is not None and isinstance(scenario, Mapping):
         directory = str(base)
     _plugins(text, fmt, directory)

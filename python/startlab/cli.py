@@ -206,7 +206,7 @@ def run(
     limits exits with code 3 and says which limit and how far it got; a Python plug-in that
     raises stops the run with its traceback and exit code 4."""
     from ._console import stdout_console
-    from .result import _records, build, native_json
+    from .result import json_records, build, native_json
 
     _import_plugins(plugins)
     progress = False if no_progress else None
@@ -227,7 +227,7 @@ def run(
         with _naming(scenario):
             comparison = startlab.compare(_scenario_file(scenario), names, progress=progress)
         if as_json:
-            click.echo(json.dumps({"flows": _records(comparison.flows)}))
+            click.echo(json.dumps({"flows": json_records(comparison.flows)}))
         else:
             columns = (("variant", "algorithm", str), *_FLOW_COLUMNS[:1], *_FLOW_COLUMNS[2:])
             stdout_console().print(_table("Comparison", comparison.flows, columns))
@@ -613,7 +613,7 @@ def _dry_run(spec: Any, path: Path, limits: Any) -> Table:
     tasks = sweeprun.plan(spec, limits=limits)
     stored: dict[str, str] = {}
     if path.exists():
-        con = sweeprun._connect(path, read_only=True)
+        con = sweeprun.connect_db(path, read_only=True)
         try:
             for table, label in (("archive_runs", "archived, "), ("runs", "")):
                 try:
@@ -660,10 +660,10 @@ def _cell(value: Any, fmt: Callable[[Any], str]) -> str:
 #: The sweep analysis commands (startlab.sweep.stats imports DuckDB, SciPy and matplotlib): name,
 #: where the command is, and its help as ``startlab --help`` lists it (its docstring).
 _LAZY_COMMANDS = (
-    ("results", "startlab.sweep.stats:results_command", "Summarize a sweep database, or query it with --sql."),
+    ("results", "startlab.sweep.commands:results_command", "Summarize a sweep database, or query it with --sql."),
     (
         "plot",
-        "startlab.sweep.stats:plot_command",
+        "startlab.sweep.commands:plot_command",
         "Plot a metric of a sweep against an axis (mean/median over replicates with a CI band),\n"
         "or its CDF over flows (--kind cdf); print the table behind it.",
     ),

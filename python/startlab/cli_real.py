@@ -25,7 +25,7 @@ def testbed_group() -> None:
 @testbed_group.command("status")
 def testbed_status() -> None:
     """List the testbed namespaces that exist (sl<pid>-<tag>-client/router/server)."""
-    from . import testbed
+    from .real import testbed
 
     names = testbed.namespaces()
     click.echo("\n".join(names) if names else "no testbed namespaces")
@@ -43,7 +43,7 @@ def testbed_up(scenario: str, tag: str) -> None:
     with _naming(scenario):
         startlab.validate(path)
     holder = subprocess.Popen(
-        [sys.executable, "-m", "startlab.testbed", "_hold", str(path.resolve()), tag],
+        [sys.executable, "-m", "startlab.real.testbed", "_hold", str(path.resolve()), tag],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
     )  # fmt: skip
     line = holder.stdout.readline().strip() if holder.stdout else ""
@@ -60,7 +60,7 @@ def testbed_up(scenario: str, tag: str) -> None:
 def testbed_down(all_: bool) -> None:
     """Stop the testbeds of `startlab testbed up` and remove leftover testbed namespaces (those
     whose process is gone, or all with --all)."""
-    from . import testbed
+    from .real import testbed
 
     stopped = testbed.release()
     removed = testbed.cleanup(all_processes=all_)
@@ -76,7 +76,7 @@ def kernel_group() -> None:
 
 
 def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
-    from . import kernelbpf
+    from .real import kernelbpf
 
     try:
         values = {}
@@ -101,7 +101,7 @@ def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def kernel_list(as_json: bool) -> None:
     """Every BPF startup algorithm: its kernel name, what it ports, and whether it is loaded."""
-    from . import kernelbpf
+    from .real import kernelbpf
 
     rows = kernelbpf.status()
     if as_json:
@@ -137,7 +137,7 @@ def kernel_build(name: str, params: tuple[str, ...]) -> None:
 @_PARAM_OPTION
 def kernel_load(name: str, params: tuple[str, ...]) -> None:
     """Register NAME in the kernel (root): sockets can then select it by its kernel name."""
-    from . import kernelbpf
+    from .real import kernelbpf
 
     done = _bpf_call("load", name, params)
     v = kernelbpf.variant(name)
@@ -148,7 +148,7 @@ def kernel_load(name: str, params: tuple[str, ...]) -> None:
 @click.argument("name")
 def kernel_unload(name: str) -> None:
     """Unregister NAME from the kernel (always safe: says so when it was not loaded)."""
-    from . import kernelbpf
+    from .real import kernelbpf
 
     done = _bpf_call("unload", name)
     click.echo(f"{kernelbpf.variant(name).name}: {'unloaded' if done else 'was not loaded'}")
@@ -164,22 +164,22 @@ def kernel_unload(name: str) -> None:
 def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool) -> None:
     """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
     windows ACK by ACK (root; docs/KERNEL-BPF.md)."""
-    from . import conformance, kernelbpf
-    from .sweep.file import _RATE_UNITS, _TIME_UNITS, SweepError, parse_amount
+    from .real import conformance, kernelbpf
+    from .sweep.file import RATE_UNITS, TIME_UNITS, SweepError, parse_amount
 
     try:
         v = kernelbpf.variant(name)
         if acks < 1 or (initial_ssthresh is not None and initial_ssthresh < 2):
             raise ValueError("--acks must be at least 1 and --initial-ssthresh at least 2 segments")
         script = conformance.Script(
-            rate_bps=parse_amount(rate, _RATE_UNITS, "--rate", "a rate such as \"20Mbps\""),
-            rtt_s=parse_amount(rtt, _TIME_UNITS, "--rtt", "a duration such as \"40ms\""),
+            rate_bps=parse_amount(rate, RATE_UNITS, "--rate", "a rate such as \"20Mbps\""),
+            rtt_s=parse_amount(rtt, TIME_UNITS, "--rtt", "a duration such as \"40ms\""),
             acks=acks, initial_ssthresh=initial_ssthresh,
         )  # fmt: skip
     except (ValueError, SweepError) as e:
         raise _Failure(f"error: {e}", 2) from e
     try:
-        trace = conformance.compare(v.name, script)
+        trace = conformance.conform(v.name, script)
     except kernelbpf.KernelBpfError as e:
         raise _Failure(f"error: {e}", 1) from e
     window = v.algorithm.sim in conformance.WINDOW_ALGORITHMS
@@ -203,8 +203,8 @@ def _real(
     """compare-real and testbed run: run, print the table (or the JSON), write --out."""
     import tempfile
 
-    from . import kernelbpf, realpath
-    from .testbed import TestbedError
+    from .real import kernelbpf, side_by_side
+    from .real.testbed import TestbedError
 
     path = _scenario_file(scenario)
     ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
@@ -214,12 +214,12 @@ def _real(
     with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
         try:
             with _naming(scenario):
-                results = realpath.compare(path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance)
+                results = side_by_side.compare_real(path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance)
         except TestbedError as e:
             raise _Failure(f"error: {e}", 2) from e
     if out is not None:
         changed = ", ".join(x for x in (startup, recovery and f"recovery {recovery}", avoidance and f"avoidance {avoidance}") if x)
-        realpath.write(results, out, f"{path.name}" + (f" ({changed})" if changed else ""))
+        side_by_side.write(results, out, f"{path.name}" + (f" ({changed})" if changed else ""))
     if as_json:
         click.echo(json.dumps({"stacks": [r.row() for r in results]}))
         return
@@ -227,7 +227,7 @@ def _real(
 
     from ._console import stdout_console
 
-    rows = realpath.table(results)
+    rows = side_by_side.table(results)
     grid = Table(title=f"{path.name}: startup on the real path" + (f" ({startup})" if startup else ""))
     for k, heading in enumerate(rows[0]):
         grid.add_column(heading, justify="left" if k in (0, 2) else "right")
@@ -266,9 +266,9 @@ def _read_key(key_file: Path | None) -> str:
 @net_group.command("key")
 def net_key() -> None:
     """Print a fresh random key (64 hex digits) for --key-file."""
-    from . import net
+    from .real import udp
 
-    click.echo(net.key())
+    click.echo(udp.key())
 
 
 @net_group.command("recv")
@@ -279,11 +279,11 @@ def net_key() -> None:
 def net_recv(bind: str, key_file: Path | None, idle_timeout: float, accept_timeout: float | None) -> None:
     """Receive one startlab-udp connection (ACKing as the sender's scenario says); print the
     receiver's report as JSON."""
-    from . import net
+    from .real import udp
 
     secret = _read_key(key_file)
     try:
-        report = net.serve(bind, secret, idle_timeout=idle_timeout, accept_timeout=accept_timeout)
+        report = udp.serve(bind, secret, idle_timeout=idle_timeout, accept_timeout=accept_timeout)
     except (ValueError, OSError) as e:
         raise _Failure(f"error: {e}", 2) from e
     click.echo(json.dumps(report))
@@ -299,13 +299,13 @@ def net_recv(bind: str, key_file: Path | None, idle_timeout: float, accept_timeo
 def net_send(scenario: str, server: str, key_file: Path | None, flow: int, duration: float | None, as_json: bool) -> None:
     """Send SCENARIO's flow (its TCP, startup and receiver settings) over UDP to a `startlab net
     recv`; print the startup exit, retransmissions, goodput and pacing gap error."""
-    from . import net
+    from .real import udp
 
     secret = _read_key(key_file)
     path = _scenario_file(scenario)
     try:
         with _naming(scenario):
-            report = net.send(path, server, secret, flow=flow, duration=duration)
+            report = udp.send(path, server, secret, flow=flow, duration=duration)
     except (ValueError, OSError) as e:
         raise _Failure(f"error: {e}", 2) from e
     if as_json:
@@ -339,10 +339,10 @@ def net_send(scenario: str, server: str, key_file: Path | None, flow: int, durat
 def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str | None, avoidance: str | None, as_json: bool, out: Path | None) -> None:
     """Run SCENARIO's path with the simulator, startlab-udp and kernel TCP (testbed; root) and
     compare their startups: exit time and reason, exit cwnd, first drop, drops in 5 s, goodput."""
-    from . import realpath
+    from .real import side_by_side
 
     try:
-        names = realpath.parse_stacks(stacks)
+        names = side_by_side.parse_stacks(stacks)
     except ValueError as e:
         raise _Failure(f"error: {e}", 2) from e
     _real(scenario, names, startup, as_json, out, "cmp", recovery, avoidance)
@@ -356,10 +356,10 @@ def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str 
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and cwnd.png here.")
 def testbed_run(scenario: str, stack: str, startup: str | None, as_json: bool, out: Path | None) -> None:
     """Build a testbed, run SCENARIO's flow on its path with one stack, take it down."""
-    from . import realpath
+    from .real import side_by_side
 
     try:
-        names = realpath.parse_stacks(stack)
+        names = side_by_side.parse_stacks(stack)
     except ValueError as e:
         raise _Failure(f"error: {e}", 2) from e
     if names == ["sim"] or len(names) != 1:

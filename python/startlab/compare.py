@@ -11,8 +11,6 @@ pandas and matplotlib are imported when a comparison is built, not with this mod
 from __future__ import annotations
 
 import copy
-import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,19 +91,6 @@ def with_startup(scenario: Mapping[str, Any], algorithm: str | type) -> dict[str
     return document
 
 
-def document(scenario: str | Path | Mapping[str, Any]) -> dict[str, Any]:
-    """A scenario as a document (dict): from a mapping, a TOML/JSON file, or TOML text."""
-    from . import ScenarioError, _source
-
-    if isinstance(scenario, Mapping):
-        return dict(scenario)
-    text, fmt, _base = _source(scenario)
-    try:
-        return json.loads(text) if fmt == "json" else tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
-        raise ScenarioError(f"not valid {fmt.upper()}: {e}") from None
-
-
 def compare(
     scenario: str | Path | Mapping[str, Any],
     algorithms: Sequence[str | type],
@@ -114,7 +99,7 @@ def compare(
 ) -> Comparison:
     """Run ``scenario`` once per startup algorithm (every flow switched to it): names, or
     registered plug-in classes (:func:`startlab.startup`)."""
-    from . import ScenarioError, _source, run
+    from . import ScenarioError, read_scenario, run, scenario_document
     from .plugin import name_of
 
     if not algorithms:
@@ -123,8 +108,8 @@ def compare(
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ScenarioError(f"compare: {', '.join(twice)} named more than once")
-    doc = document(scenario)
-    base = None if isinstance(scenario, Mapping) else _source(scenario)[2]
+    doc = scenario_document(scenario)
+    base = None if isinstance(scenario, Mapping) else read_scenario(scenario)[2]
     if not doc.get("flows"):
         raise ScenarioError("flows: compare needs a scenario with at least one [[flows]]")
     return Comparison(

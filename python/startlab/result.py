@@ -138,11 +138,11 @@ class Result:
     def to_json(self) -> str:
         """The flow and link tables as JSON ``{"flows": [rows], "links": [rows]}``, null for NaN,
         with ``responses``, ``transfers`` and ``probes`` when the run has rows of them."""
-        document = {"flows": _records(self.flows), "links": _records(self.links)}
+        document = {"flows": json_records(self.flows), "links": json_records(self.links)}
         for name in _JSON_EXTRA:
             frame = getattr(self, name)
             if frame is not None and len(frame):
-                document[name] = _records(frame)
+                document[name] = json_records(frame)
         return json.dumps(document, allow_nan=False)
 
     def summary(self, by: str = "startup", measured: bool = True) -> pd.DataFrame:
@@ -351,7 +351,7 @@ def _categorical(values: pd.Series, categories: Sequence[str]) -> pd.Categorical
     return pd.Categorical(values, dtype=dtype)
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-ready dicts: plain Python scalars, None for NaN, infinities and NA."""
     import numpy as np
     import pandas as pd
@@ -408,7 +408,7 @@ _JSON_EXTRA = ("responses", "transfers", "probes")
 
 
 def _native_records(columns: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """The rows of a native table as :func:`_records` gives them for ``_table(columns)``: the same
+    """The rows of a native table as :func:`json_records` gives them for ``_table(columns)``: the same
     columns in the same order, with the values the DataFrame would hold (``*_ns`` in seconds, a
     numeric column with a null or a float in floats) as plain Python scalars, None for NaN."""
     converted = dict(_native_column(name, values) for name, values in columns.items())

@@ -97,7 +97,7 @@ type ScriptedAck = (u64, u64, u64, u64, i64, u64);
 /// (each ACK preceded by the data sent up to its SND.NXT)
 /// (its startup and avoidance algorithms, initial window, initial ssthresh) and returns, after
 /// each ACK, (cwnd bytes, ssthresh bytes or inf, still in startup). The BPF conformance test
-/// (startlab.conformance) compares a kernel's window on the same ACKs with this.
+/// (startlab.real.conformance) compares a kernel's window on the same ACKs with this.
 #[pyfunction]
 #[pyo3(signature = (text, acks, format = "toml"))]
 fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResult<Vec<(f64, f64, bool)>> {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use startlab_router::{Link, RouterSetup};
 use startlab_units::Dur;
 
-/// What python/startlab/router.py passes, as JSON.
+/// What python/startlab/real/router.py passes, as JSON.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Setup {

@@ -198,7 +198,7 @@ class Data:
         """``query`` on run set ``label``'s database (tables as docs/SWEEPS.md)."""
         from ..sweep import run as sweeprun
 
-        con = sweeprun._connect(self._db(label), read_only=True)
+        con = sweeprun.connect_db(self._db(label), read_only=True)
         try:
             return con.execute(query).df()
         finally:

@@ -38,9 +38,9 @@ class SweepResults:
 
     @contextmanager
     def _open(self) -> Iterator[Any]:
-        from .run import _connect
+        from .run import connect_db
 
-        con = _connect(self.path, read_only=True)
+        con = connect_db(self.path, read_only=True)
         try:
             yield con
         finally:

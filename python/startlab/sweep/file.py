@@ -72,18 +72,18 @@ _AXIS_KEYS = {"name", "key", "values", "range", "sample", "zip"}
 #: The per-run limits, in the order the command line lists them.
 LIMIT_KEYS = ("max_events", "max_sim_time", "max_memory", "max_wall")
 _LIMIT_KEYS = set(LIMIT_KEYS)
-_SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
-_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
-_RATE_UNITS = {"bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9}
+SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+RATE_UNITS = {"bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9}
 #: max_wall also takes hours.
-_WALL_UNITS = {**_TIME_UNITS, "h": 3600.0}
+WALL_UNITS = {**TIME_UNITS, "h": 3600.0}
 
 
 def _in_unit(number: Decimal, unit: str, target: str, where: str) -> Decimal:
     """``number`` ``unit`` expressed in ``target`` (both sizes, durations or rates)."""
     if unit == target:
         return number
-    for family in (_SIZE_UNITS, _TIME_UNITS, _RATE_UNITS):
+    for family in (SIZE_UNITS, TIME_UNITS, RATE_UNITS):
         if unit.lower() in family and target.lower() in family:
             return number * Decimal(str(family[unit.lower()])) / Decimal(str(family[target.lower()]))
     raise SweepError(f"{where}: {unit or 'no unit'!s} cannot be converted to {target or 'no unit'!s}; use one unit, or sizes, durations or rates")
@@ -303,13 +303,13 @@ def parse_limits(table: Any, where: str) -> Limits:
         events = int(events)
     time = table.get("max_sim_time")
     if time is not None:
-        time = parse_amount(time, _TIME_UNITS, f"{where}.max_sim_time", "a duration such as \"600s\"")
+        time = parse_amount(time, TIME_UNITS, f"{where}.max_sim_time", "a duration such as \"600s\"")
     memory = table.get("max_memory")
     if memory is not None:
-        memory = int(parse_amount(memory, _SIZE_UNITS, f"{where}.max_memory", "a size such as \"2GiB\""))
+        memory = int(parse_amount(memory, SIZE_UNITS, f"{where}.max_memory", "a size such as \"2GiB\""))
     wall = table.get("max_wall")
     if wall is not None:
-        wall = parse_amount(wall, _WALL_UNITS, f"{where}.max_wall", "a wall-clock duration such as \"30s\" or \"10min\"")
+        wall = parse_amount(wall, WALL_UNITS, f"{where}.max_wall", "a wall-clock duration such as \"30s\" or \"10min\"")
     return Limits(max_events=events, max_sim_time=time, max_memory=memory, max_wall=wall)
 
 

@@ -62,7 +62,7 @@ def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def _connect(path: Path, read_only: bool = False) -> Any:
+def connect_db(path: Path, read_only: bool = False) -> Any:
     """Open the database, with one-line errors for the usual reasons it cannot be."""
     import duckdb
 
@@ -278,7 +278,7 @@ class Store:
         import startlab
 
         self.path = path
-        self.con = _connect(path)
+        self.con = connect_db(path)
         self._tables: dict[str, dict[str, str]] = {}
         try:
             self._create(sweep, startlab.__version__)

@@ -41,13 +41,11 @@ expression from the command line, applied as is (runs are aliased ``r``, flows `
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import click
 import duckdb
 import numpy as np
 import pandas as pd
@@ -58,22 +56,24 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from scipy import stats as _stats
 
-from .._console import stdout_console
 
 __all__ = [
     "SweepStatsError",
     "aggregate",
+    "axis_label",
+    "cdf_figure",
+    "cdf_table",
     "flow_values",
     "mean_ci",
     "median_ci",
+    "one_line",
     "open_db",
     "plot_cdf",
-    "plot_command",
     "plot_lines",
     "render_summary",
-    "results_command",
     "run_values",
     "summary",
+    "value_text",
     "y_unit",
 ]
 
@@ -125,7 +125,7 @@ def open_db(path: str | Path) -> duckdb.DuckDBPyConnection:
             raise SweepStatsError(
                 f"{path} is being written by another process (a running sweep); try again when it ends"
             ) from e
-        raise SweepStatsError(f"{path}: cannot open ({_one_line(e)}); expected {expected}") from e
+        raise SweepStatsError(f"{path}: cannot open ({one_line(e)}); expected {expected}") from e
     if "runs" not in _tables(con):
         con.close()
         raise SweepStatsError(f"{path}: no 'runs' table; expected {expected}")
@@ -225,7 +225,7 @@ def _locked(error: BaseException) -> bool:
     return "could not set lock" in text or "conflicting lock" in text
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
     """DuckDB's message without its ``LINE 1: ...`` pointer, on one line."""
     text = str(error).strip().split("\n\n")[0]
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
@@ -500,7 +500,7 @@ def _query(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], what: st
     try:
         return con.execute(sql, params).df()
     except duckdb.Error as e:
-        raise SweepStatsError(f"{what}: {_one_line(e)}") from e
+        raise SweepStatsError(f"{what}: {one_line(e)}") from e
 
 
 def _failed(con: duckdb.DuckDBPyConnection, where: str | None) -> int:
@@ -542,7 +542,7 @@ def y_unit(name: str) -> tuple[str | None, float]:
     return None, 1.0
 
 
-def _label(name: str, unit: str | None) -> str:
+def axis_label(name: str, unit: str | None) -> str:
     return f"{name} ({unit})" if unit else name
 
 
@@ -573,7 +573,7 @@ def plot_lines(
     unit, scale = y_unit(y)
     x_unit = x_unit if x_unit is not None else frame.attrs.get("x_unit") or y_unit(x)[0]
     stat, ci = frame.attrs.get("stat", "mean"), frame.attrs.get("ci")
-    figure, ax = _figure(_label(x, x_unit), _label(f"{stat} {y}" if stat else y, unit))
+    figure, ax = _figure(axis_label(x, x_unit), axis_label(f"{stat} {y}" if stat else y, unit))
     if title is None:
         title = f"{stat} {y} vs {x}" + (f" by {by}" if by else "")
         if ci is not None:
@@ -614,7 +614,7 @@ def plot_cdf(
 ) -> Figure:
     """Empirical CDF of ``y`` over all measured flows of all ok runs, one curve per ``by`` value."""
     values = flow_values(con, y, by=by, flow=flow, where=where)
-    return _cdf_figure(values, y, by)
+    return cdf_figure(values, y, by)
 
 
 def _sorted(values: set[Any]) -> list[Any]:
@@ -624,10 +624,10 @@ def _sorted(values: set[Any]) -> list[Any]:
         return sorted(values, key=str)
 
 
-def _cdf_figure(values: pd.DataFrame, y: str, by: str | None) -> Figure:
+def cdf_figure(values: pd.DataFrame, y: str, by: str | None) -> Figure:
     unit, scale = y_unit(y)
     what = values.attrs.get("unit", "flows")
-    figure, ax = _figure(_label(y, unit), f"fraction of {what}")
+    figure, ax = _figure(axis_label(y, unit), f"fraction of {what}")
     title = f"CDF of {y}" + (f" by {by}" if by else "") + f" over {what} of ok runs"
     if values.attrs.get("pooled"):
         title += "\n" + _pooled_text(values.attrs["pooled"])
@@ -646,7 +646,7 @@ def _cdf_figure(values: pd.DataFrame, y: str, by: str | None) -> Figure:
     return figure
 
 
-def _cdf_table(values: pd.DataFrame, y: str, by: str | None) -> pd.DataFrame:
+def cdf_table(values: pd.DataFrame, y: str, by: str | None) -> pd.DataFrame:
     """n, mean, median, p5 and p95 of the values per ``by`` value."""
     groups = values.groupby(by, sort=True, dropna=False) if by else [("all", values)]
     rows = []
@@ -794,10 +794,10 @@ def render_summary(info: dict[str, Any]) -> RenderableType:
         for heading in ("axis", "kind", "unit", "values"):
             axes.add_column(heading)
         for axis in info["axes"]:
-            values = ", ".join(_text(v) for v in axis["values"])
+            values = ", ".join(value_text(v) for v in axis["values"])
             if axis["distinct"] > len(axis["values"]):
                 values += f", ... ({axis['distinct']} distinct)"
-            axes.add_row(axis["name"], _text(axis["kind"]), _text(axis["unit"]), values)
+            axes.add_row(axis["name"], value_text(axis["kind"]), value_text(axis["unit"]), values)
         parts.append(axes)
     if info["failures"]:
         title = "Failures"
@@ -820,153 +820,14 @@ def render_summary(info: dict[str, Any]) -> RenderableType:
             text = isinstance(first[heading], str)
             combos.add_column(heading, justify="left" if text else "right")
         for row in info["combinations"]:
-            combos.add_row(*(_text(row[k]) for k in (*names, "runs", "ok", "failed")))
+            combos.add_row(*(value_text(row[k]) for k in (*names, "runs", "ok", "failed")))
         parts.append(combos)
     return Group(*parts)
 
 
-def _text(value: Any, fmt: str = ".6g") -> str:
+def value_text(value: Any, fmt: str = ".6g") -> str:
     if _missing(value):
         return "–"
     if isinstance(value, (float, np.floating)):
         return format(float(value), fmt)
     return str(value)
-
-
-# --------------------------------------------------------------------------------------------
-# Command line
-
-
-class _Failure(click.ClickException):
-    """Bad input: one ``error: ...`` line on stderr, exit code 2."""
-
-    exit_code = 2
-
-    def __init__(self, message: str) -> None:
-        super().__init__(f"error: {message}")
-
-    def show(self, file: Any = None) -> None:
-        click.echo(self.message, err=True)
-
-
-@contextmanager
-def _errors(database: str) -> Iterator[None]:
-    try:
-        yield
-    except SweepStatsError as e:
-        raise _Failure(str(e)) from e
-    except duckdb.Error as e:
-        raise _Failure(f"{database}: {_one_line(e)}") from e
-    except OSError as e:
-        raise _Failure(_one_line(e)) from e
-
-
-def _frame_table(title: str, frame: pd.DataFrame, max_rows: int | None = None, caption: str | None = None) -> Table:
-    table = Table(title=title, caption=caption)
-    for column in frame.columns:
-        numeric = pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column])
-        table.add_column(str(column), justify="right" if numeric else "left")
-    rows = frame if max_rows is None else frame.head(max_rows)
-    for row in rows.itertuples(index=False):
-        table.add_row(*(_text(v) for v in row))
-    return table
-
-
-@click.command("results")
-@click.argument("database", metavar="SWEEP.duckdb")
-@click.option("--sql", "query", metavar="QUERY", help="Run a read-only SQL query (tables sweep, axes, runs, flows, links, traces); no file access.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the --sql result to this CSV file.")
-@click.option("--max-rows", default=100, show_default=True, help="Rows of a --sql result printed.")
-def results_command(database: str, query: str | None, csv_path: Path | None, max_rows: int) -> None:
-    """Summarize a sweep database, or query it with --sql."""
-    if csv_path is not None and query is None:
-        raise _Failure("--csv needs --sql (e.g. --sql 'SELECT * FROM runs')")
-    with _errors(database), open_db(database) as con:
-        if query is None:
-            stdout_console().print(render_summary(summary(con)))
-            return
-        try:
-            frame = con.execute(query).df()
-        except duckdb.Error as e:
-            raise _Failure(f"--sql: {_one_line(e)}") from e
-        if csv_path is not None:
-            frame.to_csv(csv_path, index=False)
-            click.echo(f"wrote {len(frame)} rows to {csv_path}", err=True)
-            return
-        caption = None
-        if len(frame) > max_rows:
-            caption = f"the first {max_rows} of {len(frame)} rows (--csv FILE writes them all)"
-        stdout_console().print(_frame_table(f"{len(frame)} rows", frame, max_rows, caption))
-
-
-@click.command("plot")
-@click.argument("database", metavar="SWEEP.duckdb")
-@click.option("--x", "x", metavar="COLUMN", help="The x axis: an axis (runs column) of the sweep.")
-@click.option("--y", "y", metavar="COLUMN", help="The metric: a flows column (su_time, throughput, ...) or a runs column (wall_s).")
-@click.option("--by", "by", metavar="COLUMN", help="One line per value of this axis or flows column (startup).")
-@click.option("--stat", type=click.Choice(STATS), default="mean", show_default=True, help="Statistic across replicates.")
-@click.option("--ci", type=float, default=0.95, show_default=True, help="Confidence level of the band.")
-@click.option("--kind", type=click.Choice(["line", "cdf"]), default="line", show_default=True, help="Lines over x, or the CDF over flows.")
-@click.option("--flow", metavar="NAME", help="Only this flow of each run.")
-@click.option("--where", metavar="SQL", help="SQL condition on runs (r.) and flows (f.) columns, e.g. \"cbw >= 10\".")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Figure file (PNG, SVG, PDF).")
-@click.option("--logx", is_flag=True, help="Logarithmic x axis (line plots).")
-@click.option("--table", "table_only", is_flag=True, help="Print the table only; draw no figure.")
-def plot_command(
-    database: str, x: str | None, y: str | None, by: str | None, stat: str, ci: float, kind: str,
-    flow: str | None, where: str | None, out: Path | None, logx: bool, table_only: bool,
-) -> None:
-    """Plot a metric of a sweep against an axis (mean/median over replicates with a CI band),
-    or its CDF over flows (--kind cdf); print the table behind it."""
-    if y is None:
-        raise _Failure("--y COLUMN is required (e.g. --y su_time)")
-    if kind == "line" and x is None:
-        raise _Failure("--x COLUMN is required for --kind line (e.g. --x cbw)")
-    if not 0 < ci < 1:
-        raise _Failure(f"--ci must be in (0, 1), got {ci:g}")
-    db = Path(database)
-    with _errors(database), open_db(database) as con:
-        if kind == "line":
-            assert x is not None
-            frame = aggregate(con, x, y, by=by, stat=stat, ci=ci, flow=flow, where=where)
-            figure = None if table_only else plot_lines(frame, x, y, by, logx=logx)
-            target = out or db.with_name(f"{db.stem}-{y}-vs-{x}.png")
-            unit, scale = y_unit(y)
-            shown = frame.copy()
-            for column in (y, "ci_low", "ci_high", "std"):
-                shown[column] = shown[column] * scale
-            shown = shown.rename(columns={y: f"{stat} {_label(y, unit)}", x: _label(x, frame.attrs["x_unit"])})
-            kind_ci = "t" if stat == "mean" else "order statistics"
-            title = f"{stat} {y} over replicates, {100 * ci:g} % CI ({kind_ci})"
-            notes = []
-            if stat == "median" and len(frame) and frame["ci_low"].isna().any():
-                need = math.ceil(math.log2(2 / (1 - ci)) - 1e-9)
-                notes.append(f"a median CI at {100 * ci:g} % needs n ≥ {need}")
-        else:
-            values = flow_values(con, y, by=by, flow=flow, where=where)
-            figure = None if table_only else _cdf_figure(values, y, by)
-            target = out or db.with_name(f"{db.stem}-{y}-cdf.png")
-            unit, scale = y_unit(y)
-            shown = _cdf_table(values, y, by)
-            for column in ("mean", "median", "p5", "p95"):
-                shown[column] = shown[column] * scale
-            title = f"{_label(y, unit)} over the {values.attrs['unit']} of ok runs"
-            frame = values
-            notes = []
-        failed = frame.attrs["excluded_failed"]
-        if failed:
-            notes.append(f"{failed} failed run{'s' if failed != 1 else ''} excluded")
-        pooled = frame.attrs.get("pooled_values") or {}
-        pooled_list = ", ".join(f"{name} ({count} values)" for name, count in pooled.items())
-        if pooled:
-            notes.append(f"pooled over {pooled_list}")
-        stdout_console().print(_frame_table(title, shown, caption="; ".join(notes) or None))
-        if figure is not None:
-            try:
-                figure.savefig(target, dpi=150)
-            except ValueError as e:  # an unknown file format
-                raise _Failure(f"{target}: {_one_line(e)}") from e
-            click.echo(f"wrote {target}", err=True)
-        if pooled:
-            fix = "--where" + (" or add --by" if by is None else "")
-            click.echo(f"note: pooled over {pooled_list}; fix them with {fix}", err=True)

@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import kernelbpf
-from .kerneltcp import _write
+from . import kernelbpf, tracefs
+from .system import SO_COOKIE, run, write
 
 #: Algorithms whose window does not depend on time: their traces must be equal.
 WINDOW_ALGORITHMS = frozenset({"slow-start", "lss", "smooth-start"})
@@ -193,9 +193,7 @@ def _parse(packet: bytes) -> tuple[int, int, int, int] | None:
 
 
 def _ip(*args: str) -> None:
-    from .testbed import _run
-
-    _run("ip", *args)
+    run("ip", *args)
 
 
 def _tcp_info(sock: socket.socket) -> tuple[int, int, int, int, int]:
@@ -224,7 +222,7 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
         ("net.ipv4.tcp_autocorking", "0"), ("net.ipv4.tcp_limit_output_bytes", str(64 << 20)),
         ("net.ipv4.tcp_wmem", f"4096 {16 << 20} {64 << 20}"), ("net.ipv4.tcp_slow_start_after_idle", "0"),
     ):  # fmt: skip
-        _write(Path("/proc/sys") / key.replace(".", "/"), value)
+        write(Path("/proc/sys") / key.replace(".", "/"), value)
     sock = socket.socket()
     sock.setsockopt(socket.IPPROTO_TCP, _TCP_CONGESTION, config["kernel_name"].encode())
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -299,16 +297,14 @@ def _peer(config: dict[str, Any]) -> dict[str, Any]:
 def _kernel_clock(sock: socket.socket, sport: int) -> Any:
     """A tcp_probe trace of the connection (None where tracefs cannot be used): the kernel's own
     time of each ACK, on CLOCK_MONOTONIC."""
-    from . import kerneltcp
-
-    if kerneltcp.tracing_permitted() is not None:
+    if tracefs.tracing_permitted() is not None:
         return None
-    tracer = kerneltcp._Tracer()
+    tracer = tracefs.Tracer()
     try:
         tracer.open()
-        cookie = struct.unpack("<Q", sock.getsockopt(socket.SOL_SOCKET, kerneltcp._SO_COOKIE, 8))[0]
+        cookie = struct.unpack("<Q", sock.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8))[0]
         tracer.start(sport, _PORT, cookie)
-    except (OSError, kerneltcp.KernelTcpError):
+    except (OSError, tracefs.TracefsError):
         tracer.close()
         return None
     return tracer
@@ -318,13 +314,11 @@ def _kernel_times(tracer: Any) -> list[int] | None:
     """The times (ns) of the tcp_probe events, one per ACK the socket received in order."""
     if tracer is None:
         return None
-    from . import kerneltcp
-
     lines = tracer.stop()
     tracer.close()
     times = []
     for line in lines:
-        parsed = kerneltcp.parse_trace_line(line)
+        parsed = tracefs.parse_trace_line(line)
         if parsed is not None and parsed[0] == "tcp_probe":
             times.append(round(parsed[1] * 1e9))
     return times
@@ -423,7 +417,7 @@ def kernel_run(name: str, script: Script) -> dict[str, Any]:
         try:
             config = {"kernel_name": kernel_name, "script": script.__dict__}
             done = subprocess.run(
-                ["ip", "netns", "exec", ns, sys.executable, "-m", "startlab.conformance", "_peer", json.dumps(config)],
+                ["ip", "netns", "exec", ns, sys.executable, "-m", "startlab.real.conformance", "_peer", json.dumps(config)],
                 capture_output=True, text=True, timeout=120 + script.acks * 0.01,
             )  # fmt: skip
         finally:
@@ -475,9 +469,9 @@ def _kernel_clocked(kernel: dict[str, Any]) -> list[tuple[int, int, int, int, in
     return out
 
 
-def compare(name: str, script: Script | None = None, params: dict[str, Any] | None = None) -> Trace:
+def conform(name: str, script: Script | None = None, params: dict[str, Any] | None = None) -> Trace:
     """Run BPF algorithm ``name`` on the scripted path and its Rust version on the same ACKs."""
-    from . import _core
+    from .. import _core
 
     script = script or Script()
     v = kernelbpf.variant(name)
@@ -505,7 +499,7 @@ def main(argv: list[str]) -> None:
     if len(argv) == 2 and argv[0] == "_peer":
         print(json.dumps(_peer(json.loads(argv[1]))))
         return
-    raise SystemExit("usage: python -m startlab.conformance _peer CONFIG (internal; use `startlab kernel conform NAME`)")
+    raise SystemExit("usage: python -m startlab.real.conformance _peer CONFIG (internal; use `startlab kernel conform NAME`)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The real-path testbed (issue 15, docs/TESTBED.md): a client, a router and a server network
 namespace joined by two veth pairs, offloads off so that every packet is wire-sized, and in the
 router namespace either the kernel forwarding at line rate or the user-space Rust router
-(:mod:`startlab.router`, crates/startlab-router) applying a scenario's bottleneck — rate, delay,
+(:mod:`startlab.real.router`, crates/startlab-router) applying a scenario's bottleneck — rate, delay,
 drop-tail or RED/ECN queue, impairments — per direction. Data flows from the server namespace
 (the sender side, ``s0`` <-> ``r1``) to the client namespace (``c0`` <-> ``r0``).
 
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .system import RealSystemError, alive, run
+
 #: Prefix of every namespace the testbed creates.
 PREFIX = "sl"
 _NAME = re.compile(rf"^{PREFIX}(\d+)-([a-z0-9]+)-(client|router|server)$")
@@ -44,15 +46,12 @@ CLIENT_NET, SERVER_NET = "10.203.1", "10.203.2"
 MTU, ADVMSS = 1600, 1460
 
 
-class TestbedError(RuntimeError):
+class TestbedError(RealSystemError):
     """The testbed could not be built or used; the message says which step and why."""
 
 
 def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(list(args), capture_output=True, text=True)
-    if check and done.returncode != 0:
-        raise TestbedError(f"`{' '.join(args)}` failed: {done.stderr.strip() or done.stdout.strip()}")
-    return done
+    return run(*args, check=check, error=TestbedError)
 
 
 def permitted() -> str | None:
@@ -77,16 +76,6 @@ def namespaces() -> list[str]:
     return [line.split()[0] for line in listed.splitlines() if line and _NAME.match(line.split()[0])]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def cleanup(all_processes: bool = False) -> list[str]:
     """Remove testbed namespaces whose process is gone (all of them with ``all_processes``);
     returns the names removed."""
@@ -95,7 +84,7 @@ def cleanup(all_processes: bool = False) -> list[str]:
         match = _NAME.match(name)
         assert match is not None
         pid = int(match.group(1))
-        if all_processes or pid == os.getpid() or not _alive(pid):
+        if all_processes or pid == os.getpid() or not alive(pid):
             _kill_inside(name)
             if _run("ip", "netns", "del", name, check=False).returncode == 0:
                 removed.append(name)
@@ -241,7 +230,7 @@ class Testbed:
         # compete for the same two cores; without chrt the router runs at normal priority.
         priority = ["chrt", "--fifo", "50"] if shutil.which("chrt") else []
         process = subprocess.Popen(
-            ["ip", "netns", "exec", self.router, *priority, sys.executable, "-m", "startlab.router", "--scenario", os.fspath(scenario), "--setup", json.dumps(setup)],
+            ["ip", "netns", "exec", self.router, *priority, sys.executable, "-m", "startlab.real.router", "--scenario", os.fspath(scenario), "--setup", json.dumps(setup)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         ready = process.stdout.readline() if process.stdout else ""
@@ -251,7 +240,7 @@ class Testbed:
             self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
             message = err.strip()
             if message.startswith("scenario-error: "):
-                from . import ScenarioError
+                from .. import ScenarioError
 
                 raise ScenarioError(message.removeprefix("scenario-error: "))
             raise TestbedError(f"the router did not start: {message.removeprefix('error: ') or ready}")
@@ -285,7 +274,7 @@ class Testbed:
         if not self._up:
             raise TestbedError("the testbed is not up")
         receiver = subprocess.Popen(
-            ["ip", "netns", "exec", self.client, sys.executable, "-m", "startlab.testbed", "_receive", self.client_ip, str(port)],
+            ["ip", "netns", "exec", self.client, sys.executable, "-m", "startlab.real.testbed", "_receive", self.client_ip, str(port)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
@@ -293,7 +282,7 @@ class Testbed:
             if ready.strip() != "ready":
                 raise TestbedError(f"the receiver did not start: {ready}{receiver.stderr.read() if receiver.stderr else ''}")
             sender = self.exec(
-                self.server, sys.executable, "-m", "startlab.testbed", "_send", self.client_ip, str(port), str(size), congestion_control, str(poll),
+                self.server, sys.executable, "-m", "startlab.real.testbed", "_send", self.client_ip, str(port), str(size), congestion_control, str(poll),
             )  # fmt: skip
             out, err = receiver.communicate(timeout=timeout)
         except BaseException:
@@ -432,7 +421,7 @@ def held() -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"startlab.testbed" in cmdline and b"_hold" in cmdline and pid not in pids:
+        if b"startlab.real.testbed" in cmdline and b"_hold" in cmdline and pid not in pids:
             pids.append(pid)
     return pids
 
@@ -446,7 +435,7 @@ def release(timeout: float = 10.0) -> list[int]:
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + timeout
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     return pids
 

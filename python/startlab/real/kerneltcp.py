@@ -12,11 +12,7 @@ CLOCK_MONOTONIC like :func:`time.monotonic`), filtered on the connection's ports
 - ``tcp_probe`` fires when the sender's socket *receives* a segment in the established state (at
   the start of ``tcp_rcv_established``), that is once per ACK, and reports the state *before* that
   ACK is processed: a sample's cwnd and ssthresh are those left by the previous ACK (or timer).
-- tracefs is used where it is mounted; if it is not mounted anywhere, it is mounted on a private
-  directory (``/run/startlab/tracefs-<pid>-<n>``) and unmounted afterwards. NOTE: not on
-  ``/sys/kernel/tracing``: "mount if absent, unmount when done" on a shared path races with any
-  other process doing the same (one unmounts under the other's feet); a private mount point of the
-  same file system (tracefs has one instance per machine) leaves ``/sys/kernel/tracing`` as found.
+- the tracefs instance, its mount and its clean-up are :mod:`startlab.real.tracefs`'s.
 
 Times. Every time in a :class:`KernelRun` is in seconds since the first data packet: the sender
 reads ``time.monotonic()`` immediately before its first ``send()`` system call, and the kernel
@@ -50,16 +46,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import itertools
 import json
 import math
 import os
-import re
-import select
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -69,7 +60,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .testbed import Testbed, TestbedError, _alive
+from . import tracefs
+from .system import STATE_DIR, alive, available_congestion_controls, write
+from .testbed import Testbed, TestbedError
+from .tracefs import LOST_EVENTS, Tracer, TracefsError, parse_trace_line, tracing_permitted
 
 #: Accepted stack names: ``kernel:NAME`` → (the ``TCP_CONGESTION`` name, the ``tcp_cubic``
 #: ``hystart`` parameter for the run or None when the stack does not use it).
@@ -89,24 +83,10 @@ INFINITE_SSTHRESH = 0x7FFFFFFF
 #: Sources of the per-ACK samples.
 SOURCES = ("auto", "tcp_probe", "tcp_info")
 
-#: Where the lock, the journal of changed module parameters and a private tracefs mount live.
-STATE_DIR = Path("/run/startlab")
 _HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
-_AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-_INSTANCE = re.compile(r"^startlab-(\d+)-(\d+)$")
-_PRIVATE_MOUNT = re.compile(r"^tracefs-(\d+)-(\d+)$")
-_RUNS = itertools.count()
-_MOUNTS = itertools.count()
 
-# Linux socket options Python's socket module does not name.
-_SO_COOKIE = 57
-_TCP_CC_INFO = 26
-_TCP_NOTSENT_LOWAT = 25
 #: ``bbr_high_gain`` (2/ln 2 in BBR_UNIT = 256): BBR's pacing gain in STARTUP and only there.
 _BBR_HIGH_GAIN = 256 * 2885 // 1000 + 1
-#: Unsent bytes the sender keeps queued in a duration-limited run, so that it stops writing close
-#: to the deadline (320 ms at 100 Mbit/s: never the reason the sender waits).
-_NOTSENT_LOWAT = 4 << 20
 
 
 class KernelTcpError(TestbedError):
@@ -283,256 +263,6 @@ class KernelRun:
         return out
 
 
-# --- tracefs -----------------------------------------------------------------------------------
-
-
-def _tracefs_mounts() -> list[Path]:
-    """Mount points of tracefs in this mount namespace (/sys/kernel/tracing first)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mounts").read_text().splitlines():
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] == "tracefs" and "\\" not in parts[1]:
-                found.append(Path(parts[1]))
-    return sorted(found, key=lambda p: p != Path("/sys/kernel/tracing"))
-
-
-def _private_mount_point() -> Path:
-    # One per use, never shared: another user of the same mount point could keep it busy (an open
-    # trace_pipe) when its owner unmounts it, or find it gone.
-    return STATE_DIR / f"tracefs-{os.getpid()}-{next(_MOUNTS)}"
-
-
-def _is_private(point: Path) -> bool:
-    return point.parent == STATE_DIR and _PRIVATE_MOUNT.match(point.name) is not None
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
-
-
-class _Tracefs:
-    """The tracefs mount this process uses: an existing one, or a private mount it made (and
-    unmounts in :meth:`release`)."""
-
-    def __init__(self) -> None:
-        self.root: Path | None = None
-        self.mounted: Path | None = None
-
-    def acquire(self) -> Path:
-        existing = [m for m in _tracefs_mounts() if not _is_private(m)]
-        if existing:
-            self.root = existing[0]
-            return self.root
-        if shutil.which("mount") is None:
-            raise KernelTcpError("tracefs is not mounted and there is no `mount` command to mount it")
-        point = _private_mount_point()
-        point.mkdir(parents=True, exist_ok=True)
-        self.mounted = point  # before the mount: a signal handler that runs right after it unmounts it
-        done = subprocess.run(["mount", "-t", "tracefs", "nodev", str(point)], capture_output=True, text=True)
-        if done.returncode != 0:
-            self.mounted = None
-            with contextlib.suppress(OSError):
-                point.rmdir()
-            raise KernelTcpError(f"tracefs is not mounted and mounting it failed: {done.stderr.strip()}")
-        self.root = point
-        return point
-
-    def release(self) -> bool:
-        """Unmount a private mount (a failed unmount is kept for the next call); True when done."""
-        if self.mounted is not None:
-            if not _unmount(self.mounted):
-                return False
-            self.mounted = None
-        self.root = None
-        return True
-
-
-def _unmount(point: Path, tries: int = 50) -> bool:
-    for _ in range(tries):
-        if point not in _tracefs_mounts():
-            with contextlib.suppress(OSError):
-                point.rmdir()
-            return True
-        if subprocess.run(["umount", str(point)], capture_output=True).returncode == 0:
-            with contextlib.suppress(OSError):
-                point.rmdir()
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def tracing_permitted() -> str | None:
-    """None when the ``tcp:tcp_probe`` tracepoint can be read here (root, tracefs, the event);
-    else why not."""
-    if sys.platform != "linux":
-        return "tracefs needs Linux"
-    if os.geteuid() != 0:
-        return "tracefs needs root"
-    fs = _Tracefs()
-    try:
-        root = fs.acquire()
-        for event in ("tcp_probe", "tcp_retransmit_skb"):
-            if not (root / "events" / "tcp" / event / "enable").exists():
-                return f"this kernel has no tcp:{event} tracepoint"
-        if not (root / "instances").is_dir():
-            return "this kernel's tracefs has no instances directory"
-        return None
-    except KernelTcpError as e:
-        return str(e)
-    finally:
-        fs.release()
-
-
-def tracing_instances() -> list[str]:
-    """The tracefs instances this module made that exist now (of any process; mounting tracefs
-    privately for the look if it is not mounted)."""
-    fs = _Tracefs()
-    try:
-        root = fs.acquire()
-        return sorted(p.name for p in (root / "instances").iterdir() if _INSTANCE.match(p.name))
-    except (KernelTcpError, OSError):
-        return []
-    finally:
-        fs.release()
-
-
-def _remove_instance(directory: Path) -> bool:
-    """Disable an instance's events and remove it (retrying while a reader lets go)."""
-    for event in ("tcp_probe", "tcp_retransmit_skb"):
-        with contextlib.suppress(OSError):
-            _write(directory / "events" / "tcp" / event / "enable", "0")
-    for _ in range(50):
-        try:
-            directory.rmdir()
-            return True
-        except FileNotFoundError:
-            return True
-        except OSError:
-            time.sleep(0.02)
-    return False
-
-
-class _Tracer:
-    """A private tracefs instance with ``tcp_probe`` and ``tcp_retransmit_skb`` filtered on one
-    connection, read from ``trace_pipe`` by a thread while the transfer runs."""
-
-    def __init__(self) -> None:
-        self._fs = _Tracefs()
-        self.instance: Path | None = None
-        self.lines: list[str] = []
-        self.error: str | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def open(self) -> None:
-        """Make and configure the instance (events not yet enabled)."""
-        root = self._fs.acquire()
-        instances = root / "instances"
-        for event in ("tcp_probe", "tcp_retransmit_skb"):
-            if not (root / "events" / "tcp" / event).is_dir():
-                raise KernelTcpError(f"this kernel has no tcp:{event} tracepoint")
-        directory = instances / f"startlab-{os.getpid()}-{next(_RUNS)}"
-        self.instance = directory  # before it exists: a signal handler that runs right after mkdir removes it
-        try:
-            directory.mkdir()
-        except OSError as e:
-            self.instance = None
-            raise KernelTcpError(f"cannot make a tracefs instance {directory}: {e}") from e
-        _write(directory / "trace_clock", "mono")
-        _write(directory / "buffer_size_kb", "4096")
-
-    def start(self, sport: int, dport: int, cookie: int) -> None:
-        """Filter on the sender's socket (ports; tcp_probe also its cookie), start reading, enable."""
-        assert self.instance is not None
-        ports = f"sport == {sport} && dport == {dport}"
-        tcp = self.instance / "events" / "tcp"
-        _write(tcp / "tcp_probe" / "filter", f"{ports} && sock_cookie == {cookie}")
-        _write(tcp / "tcp_retransmit_skb" / "filter", ports)
-        self._thread = threading.Thread(target=self._read, args=(self.instance / "trace_pipe",), name="startlab-trace", daemon=True)
-        self._thread.start()
-        _write(tcp / "tcp_probe" / "enable", "1")
-        _write(tcp / "tcp_retransmit_skb" / "enable", "1")
-
-    def _read(self, pipe: Path) -> None:
-        # The thread opens and closes the pipe itself: an open file keeps the instance from being
-        # removed, and a signal handler in the main thread must never find one half-made.
-        try:
-            fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError as e:
-            self.error = f"cannot open {pipe}: {e}"
-            return
-        pending = b""
-        try:
-            while True:
-                try:
-                    data = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    data = b""
-                except OSError as e:
-                    self.error = f"reading trace_pipe failed: {e}"
-                    break
-                if data:
-                    pending += data
-                    *complete, pending = pending.split(b"\n")
-                    self.lines.extend(line.decode("utf-8", "replace") for line in complete)
-                elif self._stop.is_set():
-                    break
-                else:
-                    time.sleep(0.005)
-        finally:
-            os.close(fd)
-            if pending:
-                self.lines.append(pending.decode("utf-8", "replace"))
-
-    def stop(self) -> list[str]:
-        """Disable the events, read what is left and return every line read."""
-        if self.instance is not None:
-            for event in ("tcp_probe", "tcp_retransmit_skb"):
-                with contextlib.suppress(OSError):
-                    _write(self.instance / "events" / "tcp" / event / "enable", "0")
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        return self.lines
-
-    def close(self) -> list[str]:
-        """Stop, remove the instance and unmount a private tracefs; returns what is left (empty
-        when all is done) and may be called again to retry."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
-        left = []
-        if self.instance is not None:
-            if _remove_instance(self.instance):
-                self.instance = None
-            else:
-                left.append(f"the tracefs instance {self.instance} could not be removed")
-        if self.instance is None and not self._fs.release():
-            left.append(f"tracefs could not be unmounted from {self._fs.mounted}")
-        return left
-
-
-# Lines of trace_pipe: "<comm>-<pid> [<cpu>] <flags> <seconds>: <event>: <key>=<value> ...".
-_EVENT = re.compile(r"\s(\d+\.\d+): (tcp_probe|tcp_retransmit_skb): (.*)$")
-_LOST = re.compile(r"\[LOST (\d+) EVENTS\]")
-
-
-def parse_trace_line(line: str) -> tuple[str, float, dict[str, str]] | None:
-    """``(event, seconds, fields)`` of one ``trace_pipe`` line of ``tcp_probe`` or
-    ``tcp_retransmit_skb``, or None for any other line (blank, lost-events notice, garbage)."""
-    match = _EVENT.search(line)
-    if match is None:
-        return None
-    fields = {}
-    for token in match.group(3).split():
-        key, sep, value = token.partition("=")
-        if sep and key:
-            fields[key] = value
-    return match.group(2), float(match.group(1)), fields
-
-
 def _int(text: str) -> int:
     return int(text, 0)
 
@@ -547,7 +277,7 @@ def _parse_trace(lines: list[str], t0: float) -> tuple[list[KernelSample], list[
     for line in lines:
         if not line.strip():
             continue
-        gone = _LOST.search(line)
+        gone = LOST_EVENTS.search(line)
         if gone:
             lost += int(gone.group(1))
             continue
@@ -608,7 +338,7 @@ class _Globals:
             return
 
         def undo() -> None:
-            _write(path, old)
+            write(path, old)
             self._params.pop(str(path), None)
             if self._params:
                 _journal().write_text(json.dumps(self._params))
@@ -619,10 +349,10 @@ class _Globals:
         self._undo.append((f"{path} back to {old}", undo))
         self._params[str(path)] = old
         _journal().write_text(json.dumps(self._params))
-        _write(path, value)
+        write(path, value)
 
     def ensure_congestion_control(self, name: str, stack: str = "") -> None:
-        available = _AVAILABLE.read_text().split()
+        available = available_congestion_controls()
         if name in available:
             return
         if stack.startswith("kernel:bpf-"):
@@ -635,7 +365,7 @@ class _Globals:
                 f"and there is no `modprobe` to load {module}"
             )
         done = subprocess.run(["modprobe", module], capture_output=True, text=True)
-        if done.returncode != 0 or name not in _AVAILABLE.read_text().split():
+        if done.returncode != 0 or name not in available_congestion_controls():
             raise KernelTcpError(
                 f"this kernel has no {name} congestion control (available: {' '.join(available)}); `modprobe {module}` failed: "
                 f"{done.stderr.strip() or 'it loaded nothing'}"
@@ -682,30 +412,16 @@ def recover() -> list[str]:
     if STATE_DIR.is_dir():
         for journal in STATE_DIR.glob("kerneltcp-*.json"):
             pid = journal.stem.removeprefix("kerneltcp-")
-            if not pid.isdigit() or (_alive(int(pid)) and int(pid) != os.getpid()):
+            if not pid.isdigit() or (alive(int(pid)) and int(pid) != os.getpid()):
                 continue
             try:
                 for path, value in json.loads(journal.read_text()).items():
-                    _write(Path(path), value)
+                    write(Path(path), value)
                     done.append(f"{path} back to {value} (left by process {pid})")
                 journal.unlink()
             except (OSError, ValueError, AttributeError) as e:
                 done.append(f"could not restore from {journal}: {e}")
-    fs = _Tracefs()
-    try:
-        instances = fs.acquire() / "instances"
-        for d in instances.iterdir() if instances.is_dir() else []:
-            match = _INSTANCE.match(d.name)
-            if match and not _alive(int(match.group(1))) and _remove_instance(d):
-                done.append(f"removed the tracefs instance {d.name}")
-    except (KernelTcpError, OSError):
-        pass  # no tracefs here: no instance can have been left either
-    finally:
-        fs.release()
-    for point in _tracefs_mounts():
-        match = _PRIVATE_MOUNT.match(point.name)
-        if _is_private(point) and match and not _alive(int(match.group(1))):
-            done.append(f"unmounted {point}" if _unmount(point) else f"could not unmount {point}")
+    done.extend(tracefs.recover())
     return done
 
 
@@ -837,7 +553,7 @@ def _spawn(tb: Testbed, namespace: str, role: str, config: dict[str, Any]) -> su
     package_parent = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
     return subprocess.Popen(
-        ["ip", "netns", "exec", namespace, sys.executable, "-m", "startlab.kerneltcp", role, json.dumps(config)],
+        ["ip", "netns", "exec", namespace, sys.executable, "-m", "startlab.real.kernelends", role, json.dumps(config)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
 
@@ -869,7 +585,7 @@ class _Live:
 
     def __init__(self) -> None:
         self.processes: list[subprocess.Popen[str]] = []
-        self.tracer: _Tracer | None = None
+        self.tracer: Tracer | None = None
         self.globals = _Globals()
 
     def release(self) -> list[str]:
@@ -981,9 +697,12 @@ def _transfer(
     live.processes.append(sender)
     bound = json.loads(_first_line(sender, "sender"))
     if use_probe:
-        live.tracer = _Tracer()
-        live.tracer.open()
-        live.tracer.start(bound["sport"], port, bound["cookie"])
+        live.tracer = Tracer()
+        try:
+            live.tracer.open()
+            live.tracer.start(bound["sport"], port, bound["cookie"])
+        except TracefsError as e:
+            raise KernelTcpError(str(e)) from None
     assert sender.stdin is not None
     sender.stdin.write("go\n")
     sender.stdin.flush()
@@ -1042,139 +761,3 @@ def _bbr_startup_exit(info: list[dict[str, Any]], t0: float) -> float | None:
         elif startup and gain is not None and 0 < gain < _BBR_HIGH_GAIN:
             return float(i["t"]) - t0
     return None
-
-
-# --- the two ends (run inside the namespaces: python -m startlab.kerneltcp _send|_receive JSON) ----
-
-
-def _info(sock: socket.socket, bbr: bool) -> dict[str, Any]:
-    """One TCP_INFO reading (struct tcp_info, include/uapi/linux/tcp.h) and, for BBR, its pacing
-    gain (TCP_CC_INFO: struct tcp_bbr_info)."""
-    now = time.monotonic()
-    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-    gain = None
-    if bbr:
-        cc = sock.getsockopt(socket.IPPROTO_TCP, _TCP_CC_INFO, 20)
-        if len(cc) >= 20:
-            gain = struct.unpack_from("<5I", cc)[3]
-    return {
-        "t": now, "ca_state": raw[1], "mss": struct.unpack_from("<I", raw, 16)[0], "rtt_us": struct.unpack_from("<I", raw, 68)[0],
-        "ssthresh": struct.unpack_from("<I", raw, 76)[0], "cwnd": struct.unpack_from("<I", raw, 80)[0],
-        "total_retrans": struct.unpack_from("<I", raw, 100)[0], "bytes_acked": struct.unpack_from("<Q", raw, 120)[0],
-        "segs_in": struct.unpack_from("<I", raw, 140)[0],
-        "snd_wnd": struct.unpack_from("<I", raw, 228)[0] if len(raw) >= 232 else None, "pacing_gain": gain,
-    }  # fmt: skip
-
-
-def _send(config: dict[str, Any]) -> None:
-    size, duration, poll, bbr = config["size"], config["duration"], float(config["poll"]), bool(config["bbr"])
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, config["congestion_control"].encode())
-    except OSError as e:
-        raise SystemExit(f"TCP_CONGESTION = {config['congestion_control']} refused: {e}") from None
-    if config["maxseg"]:
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, int(config["maxseg"]))
-    if duration is not None:
-        s.setsockopt(socket.IPPROTO_TCP, _TCP_NOTSENT_LOWAT, _NOTSENT_LOWAT)
-    s.bind((config["source"], 0))
-    cookie = struct.unpack("<Q", s.getsockopt(socket.SOL_SOCKET, _SO_COOKIE, 8))[0]
-    print(json.dumps({"sport": s.getsockname()[1], "cookie": cookie}), flush=True)
-    if sys.stdin.readline().strip() != "go":
-        raise SystemExit("no go from the parent")
-    deadline = time.monotonic() + float(config["timeout"])
-    s.settimeout(float(config["timeout"]))
-    t_connect = time.monotonic()
-    s.connect((config["address"], int(config["port"])))
-    t_connected = time.monotonic()
-    info = [_info(s, bbr)]
-    s.setblocking(False)
-    chunk = memoryview(bytes(1 << 18))
-    sent, t_first, end = 0, None, None
-    next_poll = time.monotonic() + poll
-    while size is None or sent < size:
-        now = time.monotonic()
-        if (end is not None and now >= end) or now > deadline:
-            break
-        if now >= next_poll:
-            info.append(_info(s, bbr))
-            next_poll = now + poll
-        want = len(chunk) if size is None else min(len(chunk), size - sent)
-        before = time.monotonic()
-        try:
-            sent += s.send(chunk[:want])
-        except BlockingIOError:
-            wake = next_poll if end is None else min(next_poll, end)
-            select.select([], [s], [], max(0.0, wake - time.monotonic()))
-            continue
-        if t_first is None:
-            t_first = before
-            end = t_first + duration if duration is not None else None
-    t_last = time.monotonic()
-    # The FIN waits until every byte is acknowledged: once it is sent the socket leaves the
-    # established state and tcp_probe (in tcp_rcv_established) no longer fires for its ACKs.
-    while info[-1]["bytes_acked"] < sent and time.monotonic() < deadline:
-        time.sleep(poll)
-        info.append(_info(s, bbr))
-    established_segs_in = info[-1]["segs_in"]
-    s.shutdown(socket.SHUT_WR)
-    while time.monotonic() < deadline:  # until the receiver, having read everything, closes
-        ready, _, _ = select.select([s], [], [], poll)
-        info.append(_info(s, bbr))
-        if ready:
-            try:
-                if not s.recv(1 << 12):
-                    break
-            except BlockingIOError:
-                continue
-    else:
-        raise SystemExit(f"the receiver did not close within {config['timeout']} s")
-    used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
-    s.close()
-    out = {
-        "congestion_control": used, "t_connect": t_connect, "t_connected": t_connected, "t_first": t_first, "t_last_send": t_last,
-        "sent": sent, "mss": info[-1]["mss"], "segs_in": established_segs_in, "info": info,
-    }  # fmt: skip
-    print(json.dumps(out), flush=True)
-
-
-def _receive(config: dict[str, Any]) -> None:
-    timeout = float(config["timeout"])
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((config["address"], int(config["port"])))
-        except OSError as e:
-            raise SystemExit(f"cannot listen on {config['address']}:{config['port']}: {e}") from None
-        listener.listen(1)
-        listener.settimeout(timeout)
-        print("ready", flush=True)
-        conn, _ = listener.accept()
-    buffer = bytearray(1 << 20)
-    timeline: list[tuple[float, int]] = []
-    total, last_point, last_byte = 0, -math.inf, math.nan
-    with conn:
-        conn.settimeout(timeout)
-        while True:
-            n = conn.recv_into(buffer)
-            now = time.monotonic()
-            if n == 0:
-                break
-            total, last_byte = total + n, now
-            if now - last_point >= 0.001:
-                timeline.append((now, total))
-                last_point = now
-    if total and timeline[-1][1] != total:
-        timeline.append((last_byte, total))
-    print(json.dumps({"bytes": total, "timeline": timeline}), flush=True)
-
-
-if __name__ == "__main__":
-    role, argument = sys.argv[1], json.loads(sys.argv[2])
-    if role == "_send":
-        _send(argument)
-    elif role == "_receive":
-        _receive(argument)
-    else:
-        raise SystemExit(f"unknown role {role!r}")

@@ -19,20 +19,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-from . import _core
+from .. import _core, read_scenario
 
 
 def key() -> str:
     """A fresh random key (64 hex digits)."""
     return str(_core.udp_key())
-
-
-def _source(scenario: str | os.PathLike[str]) -> tuple[str, str, str]:
-    path = Path(scenario)
-    return path.read_text(), ("json" if path.suffix == ".json" else "toml"), str(path.resolve().parent)
 
 
 def send(
@@ -44,7 +38,7 @@ def send(
     ``OSError`` for a network failure, each naming what was wrong."""
     if flow < 0:
         raise ValueError(f"flow = {flow}: expected the index of a [[flows]] entry, from 0")
-    text, fmt, base = _source(scenario)
+    text, fmt, base = read_scenario(scenario)
     report: dict[str, Any] = json.loads(_core.udp_send(text, fmt, base, flow, server, key, duration, spin_us, connect_timeout))
     return report
 
@@ -58,12 +52,12 @@ def serve(bind: str, key: str, *, idle_timeout: float = 5.0, accept_timeout: flo
 
 
 def testbed_transfer(tb: Any, scenario: str | os.PathLike[str], *, duration: float | None = None, port: int = 5301, flow: int = 0) -> dict[str, Any]:
-    """One startlab-udp transfer across a :class:`startlab.testbed.Testbed`: ``{"sender": ...,
+    """One startlab-udp transfer across a :class:`startlab.real.testbed.Testbed`: ``{"sender": ...,
     "receiver": ...}`` reports."""
     secret = key()
     bind = f"{tb.client_ip}:{port}"
     receiver = subprocess.Popen(
-        ["ip", "netns", "exec", tb.client, sys.executable, "-m", "startlab.net", "_serve", bind, "--accept-timeout", "30"],
+        ["ip", "netns", "exec", tb.client, sys.executable, "-m", "startlab.real.udp", "_serve", bind, "--accept-timeout", "30"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -73,7 +67,7 @@ def testbed_transfer(tb: Any, scenario: str | os.PathLike[str], *, duration: flo
         ready = receiver.stdout.readline()
         if not ready.startswith("ready "):
             raise OSError(f"the startlab-udp receiver did not start: {ready}{receiver.stderr.read() if receiver.stderr else ''}".strip())
-        args = [sys.executable, "-m", "startlab.net", "_send", os.fspath(scenario), bind, "--flow", str(flow)]
+        args = [sys.executable, "-m", "startlab.real.udp", "_send", os.fspath(scenario), bind, "--flow", str(flow)]
         if duration is not None:
             args += ["--duration", repr(duration)]
         sender = subprocess.run(["ip", "netns", "exec", tb.server, *args], input=secret + "\n", capture_output=True, text=True)
@@ -97,11 +91,11 @@ def testbed_transfer(tb: Any, scenario: str | os.PathLike[str], *, duration: flo
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m startlab.net _serve BIND`` / ``_send SCENARIO SERVER``: the key on stdin (never
+    """``python -m startlab.real.udp _serve BIND`` / ``_send SCENARIO SERVER``: the key on stdin (never
     on the command line, where other users could read it); the report as JSON on stdout."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m startlab.net")
+    parser = argparse.ArgumentParser(prog="python -m startlab.real.udp")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("_serve")
     s.add_argument("bind")

@@ -1,7 +1,7 @@
 """The papers' startup algorithms as BPF congestion controls in the running kernel (issue 19,
 docs/KERNEL-BPF.md).
 
-Each algorithm is one C file in ``startlab/bpf/`` (``lss.bpf.c``, ...) on a shared frame
+Each algorithm is one C file in ``startlab/real/bpf/`` (``lss.bpf.c``, ...) on a shared frame
 (``startlab_ca.h``, ``startlab_ops.h``) that mirrors startlab's controller, so that the same ACKs
 give the same window as the sans-IO Rust algorithm. It is compiled with the packaged toolchain
 (``clang -target bpf``, against a ``vmlinux.h`` that ``bpftool`` dumps from the running kernel's
@@ -35,14 +35,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .testbed import _alive
+from .system import STATE_DIR, RealSystemError, alive, available_congestion_controls
 
 #: The C sources, shipped inside the package.
 SOURCES = Path(__file__).resolve().parent / "bpf"
 #: Where objects are built (per kernel release and source digest) and the journal kept.
 CACHE = Path(os.environ.get("STARTLAB_BPF_CACHE", "/var/cache/startlab/bpf"))
-STATE_DIR = Path("/run/startlab")
-_AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 _BTF = Path("/sys/kernel/btf/vmlinux")
 
 
@@ -71,7 +69,7 @@ ALGORITHMS: dict[str, Algorithm] = {
 AVOIDANCE = {"": ("r", None), "+reno": ("r", None), "+cubic": ("c", "AVOID_CUBIC")}
 
 
-class KernelBpfError(RuntimeError):
+class KernelBpfError(RealSystemError):
     """A BPF algorithm could not be built, loaded or unloaded; the message says which step and why."""
 
 
@@ -191,7 +189,7 @@ def build(name: str, params: Mapping[str, int] | None = None) -> Path:
 
 def available() -> list[str]:
     """The congestion controls the kernel offers now."""
-    return _AVAILABLE.read_text().split()
+    return available_congestion_controls()
 
 
 def _journal() -> Path:
@@ -278,7 +276,7 @@ def recover() -> list[str]:
     kernel load`` registered to keep); returns what was done."""
     done = []
     for kernel_name, pid in sorted(_journal_entries().items()):
-        if pid == 0 or pid == os.getpid() or _alive(pid):
+        if pid == 0 or pid == os.getpid() or alive(pid):
             continue
         try:
             if _unregister(kernel_name):

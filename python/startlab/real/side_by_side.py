@@ -3,7 +3,7 @@ sans-IO endpoints on real sockets) and by the Linux kernel's TCP through the tes
 the startup's figures side by side (docs/REAL.md).
 
 Every time is seconds since the stack's first data packet: the simulator's ``t0``, the UDP
-sender's first DATA datagram, the kernel sender's first ``send()`` (startlab.kerneltcp). Drops are
+sender's first DATA datagram, the kernel sender's first ``send()`` (startlab.real.kerneltcp). Drops are
 the bottleneck's: the simulator's drop events, the testbed router's drop log (data direction) on
 the same clock as the endpoints (``CLOCK_MONOTONIC``).
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,8 +101,7 @@ def prepare(
         )
     if startup is None and recovery is None and avoidance is None:
         return path, _flow(normal)
-    with path.open("rb") as f:
-        raw = tomllib.load(f) if path.suffix != ".json" else json.load(f)
+    raw = startlab.scenario_document(path)
     if startup is not None:
         raw["flows"][0]["startup"] = {"algorithm": startup}
     if recovery is not None:
@@ -206,11 +204,11 @@ def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> Sta
 
 def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     """startlab-udp (the scenario's own endpoints) through the router running the scenario."""
-    from . import net
+    from . import udp
 
     tb.start_router(scenario)
     try:
-        run = net.testbed_transfer(tb, scenario, duration=None if flow.get("size") else flow["duration_s"])
+        run = udp.testbed_transfer(tb, scenario, duration=None if flow.get("size") else flow["duration_s"])
     finally:
         report = tb.stop_router()
     send = run["sender"]
@@ -229,7 +227,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     )  # fmt: skip
 
 
-def compare(
+def compare_real(
     scenario: str | Path,
     stacks: list[str],
     workdir: Path,
