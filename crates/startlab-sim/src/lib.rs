@@ -23,6 +23,7 @@
 //! assert!(results.flows[0].completed);
 //! ```
 
+pub mod aqm;
 pub mod build;
 pub mod engine;
 pub mod impair;
