@@ -198,10 +198,8 @@ pub struct Sender {
     lt_sent: u64,
     partial_acks: u32,
     rto_deadline: Option<Time>,
-    /// Earliest departure of the next data segment under pacing (§0.6 `next_send_time`).
-    next_send: Time,
-    /// Transmission is held by the pacer until this time.
-    pacing_wait: Option<Time>,
+    /// The pacer's release times.
+    pacer: pacer::Pacer,
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
     started: bool,
@@ -212,15 +210,8 @@ pub struct Sender {
     first_data: Option<Time>,
     completed_at: Option<Time>,
     stats: SenderStats,
-    /// The Quick-Start request has been put on a segment.
-    qs_sent: bool,
-    /// The Quick-Start request sent, until its echo (or its absence) is judged.
-    qs_awaiting: Option<QsRequest>,
-    /// The segment that carries the Quick-Start request: 0, or the first byte of a response that
-    /// restarted the startup after idle.
-    qs_seq: u64,
-    /// The pending request belongs to such a restart.
-    qs_restart: bool,
+    /// The Quick-Start request and its verdict.
+    qs: quick_start::QuickStartState,
     /// With `app_limited`: bytes the application has handed over so far.
     app_limit: u64,
     /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
@@ -228,12 +219,8 @@ pub struct Sender {
     handshake_rtt: Option<Dur>,
     /// Last data transmission (for the idle restart).
     last_send: Time,
-    /// ECN is in use on this connection (asked for, and agreed or no handshake).
-    ecn_ok: bool,
-    /// `snd_max` at the last ECN reduction: no new one before an ACK covers data sent after it.
-    ecn_recover: Option<u64>,
-    /// Put CWR on the next new data segment.
-    cwr_pending: bool,
+    /// ECN's agreement, reduction window and CWR mark.
+    ecn: ecn::EcnState,
     /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`).
     prr: prr::Prr,
     /// RACK-TLP's state (`RackTlp`, `Linux`).
@@ -254,14 +241,16 @@ pub struct Sender {
     recovery_since: Option<Time>,
 }
 
+mod ecn;
 mod loss;
-mod variant;
 mod ns2;
 mod ns3;
+mod pacer;
 mod prr;
+mod quick_start;
 mod rack;
 mod sack;
-mod signals;
+mod variant;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
@@ -298,8 +287,7 @@ impl Sender {
             lt_sent: 0,
             partial_acks: 0,
             rto_deadline: None,
-            next_send: Time::ZERO,
-            pacing_wait: None,
+            pacer: pacer::Pacer::default(),
             timeout_streak: 0,
             started: false,
             delivered: 0,
@@ -308,16 +296,11 @@ impl Sender {
             first_data: None,
             completed_at: None,
             stats: SenderStats::default(),
-            qs_sent: false,
-            qs_awaiting: None,
-            qs_seq: 0,
-            qs_restart: false,
+            qs: quick_start::QuickStartState::default(),
             app_limit: 0,
             handshake_rtt: None,
             last_send: Time::ZERO,
-            ecn_ok: false,
-            ecn_recover: None,
-            cwr_pending: false,
+            ecn: ecn::EcnState::default(),
             prr: prr::Prr::default(),
             rack: rack::Rack::default(),
             sack1_pipe: 0,
@@ -377,7 +360,7 @@ impl Sender {
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        [self.rto_deadline, self.pacing_wait, self.rack.reo_deadline, self.rack.tlp_deadline].into_iter().flatten().min()
+        [self.rto_deadline, self.pacer.deadline(), self.rack.reo_deadline, self.rack.tlp_deadline].into_iter().flatten().min()
     }
 
     /// Time spent in loss recovery by `now`: [`SenderStats::recovery_time`] plus the episode in
@@ -419,7 +402,7 @@ impl Sender {
         if !self.cfg.handshake {
             self.handshake = Handshake::Established;
             // Without a handshake there is nothing to negotiate: ECN is assumed agreed.
-            self.ecn_ok = self.cfg.ecn;
+            self.ecn.set_ok(self.cfg.ecn);
         }
     }
 
@@ -460,9 +443,7 @@ impl Sender {
                 let padded = bytes.div_ceil(self.mss()) * self.mss();
                 self.cc.restart_startup(self.rtt.srtt(), Some(padded), self.snd_max);
                 if self.cfg.quick_start.is_some() {
-                    self.qs_sent = false;
-                    self.qs_seq = self.snd_max;
-                    self.qs_restart = true;
+                    self.qs.restart_at(self.snd_max);
                 }
             }
         }
@@ -513,8 +494,7 @@ impl Sender {
             Handshake::Established => {}
         }
         // §0.6: "A segment may leave only if now >= next_send_time and the window allows it."
-        if now < self.next_send && self.pacing_rate().is_some() {
-            self.pacing_wait = Some(self.next_send);
+        if self.pacer.holds(now, self.pacing_rate().is_some()) {
             return None;
         }
         if self.cfg.recovery.rack() {
@@ -567,10 +547,7 @@ impl Sender {
 
     fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
         let len = self.seg_len(seq);
-        if let Some(rate) = self.pacing_rate() {
-            // §0.6: next_send_time = max(next_send_time, t) + size / rate (payload bytes).
-            self.next_send = self.next_send.max(now) + Dur::from_secs_f64(len as f64 / rate);
-        }
+        self.pacer.on_send(now, len, self.pacing_rate());
         let end = seq + len as u64;
         if end > self.snd_max {
             debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
@@ -620,11 +597,9 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.arm_timer(now);
         }
-        let on_syn = self.cfg.handshake && !self.qs_restart && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
-        let qs = if on_syn || seq != self.qs_seq { None } else { self.take_quick_start(retransmit) };
-        // RFC 3168 §6.1.5: retransmitted segments are not ECT; CWR goes on the next new data.
-        let ect = self.ecn_ok && !retransmit;
-        let cwr = ect && std::mem::take(&mut self.cwr_pending);
+        let on_syn = self.cfg.handshake && !self.qs.is_restart() && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
+        let qs = if on_syn || seq != self.qs.carrier() { None } else { self.take_quick_start(retransmit) };
+        let (ect, cwr) = self.ecn.data_marks(retransmit);
         Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
     }
 
@@ -638,9 +613,9 @@ impl Sender {
             if let Handshake::SynSent { at, retransmitted } = self.handshake {
                 self.handshake = Handshake::Established;
                 // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
-                self.ecn_ok = self.cfg.ecn && ack.ece;
+                self.ecn.set_ok(self.cfg.ecn && ack.ece);
                 self.rto_deadline = None;
-                if let Some(req) = self.qs_awaiting.take() {
+                if let Some(req) = self.qs.take_awaiting() {
                     // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
                     self.quick_start_verdict(req, ack, (!retransmitted).then(|| now - at));
                 }
@@ -705,15 +680,13 @@ impl Sender {
             self.rack_on_ack(now, delivered, newly_acked > 0);
         }
         self.account_recovery(now);
-        if ack.ece && self.ecn_ok {
+        if ack.ece && self.ecn.ok() {
             self.on_ece(now);
         }
         // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
         // covers that segment without one means the request never arrived.
-        if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > self.qs_seq) {
-            if let Some(req) = self.qs_awaiting.take() {
-                self.quick_start_verdict(req, ack, self.rtt.srtt());
-            }
+        if let Some(req) = self.qs.due(ack) {
+            self.quick_start_verdict(req, ack, self.rtt.srtt());
         }
         newly_acked
     }

@@ -94,10 +94,8 @@ impl Sender {
 
     /// The retransmission timer fired at `now` (the driver calls this at `next_timeout()`).
     pub fn on_timer(&mut self, now: Time) {
-        if self.pacing_wait.is_some_and(|t| t <= now) {
-            // The pacer releases the sender; the driver polls for segments next.
-            self.pacing_wait = None;
-        }
+        // The pacer releases the sender; the driver polls for segments next.
+        self.pacer.on_timer(now);
         if self.cfg.recovery.rack() && self.rack_on_timer(now) {
             // The loss probe took the place of the timeout (the driver polls for it next).
             self.account_recovery(now);
