@@ -225,15 +225,10 @@ pub struct Sender {
     prr: prr::Prr,
     /// RACK-TLP's state (`RackTlp`, `Linux`).
     rack: rack::Rack,
-    /// ns-2 Sack1's `pipe` counter in bytes during its fast recovery.
-    sack1_pipe: i64,
-    /// `Ns3Prr`: the ACK being processed cumulatively acknowledged a segment retransmitted in
-    /// this episode and not SACKed before (ns-3's `m_isRetransDataAcked`).
-    ns3_rtx_acked: bool,
-    /// `Ns3Prr`: the ACK being processed is a partial ACK of the episode.
-    ns3_partial_ack: bool,
-    /// `Ns3Prr`: a partial ACK lets one segment of new data out whatever the window.
-    ns3_forced_new: bool,
+    /// ns-2 Sack1's `pipe` counter (`Sack1`).
+    sack1: ns2::Sack1State,
+    /// ns-3's flags beside PRR's counters (`Ns3Prr`).
+    ns3: ns3::Ns3State,
     /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
     /// sent before the timeout.
     rto_loss: bool,
@@ -303,10 +298,8 @@ impl Sender {
             ecn: ecn::EcnState::default(),
             prr: prr::Prr::default(),
             rack: rack::Rack::default(),
-            sack1_pipe: 0,
-            ns3_rtx_acked: false,
-            ns3_partial_ack: false,
-            ns3_forced_new: false,
+            sack1: ns2::Sack1State::default(),
+            ns3: ns3::Ns3State::default(),
             rto_loss: false,
             recovery_since: None,
         }
@@ -583,7 +576,7 @@ impl Sender {
             self.snd_nxt = end;
         }
         if self.in_recovery {
-            self.prr.out += len as u64;
+            self.prr.on_send(len as u64);
         }
         if self.cfg.recovery.rack() {
             self.rack_on_send(now, seq, retransmit);
@@ -646,8 +639,7 @@ impl Sender {
         let flight_before = self.snd_nxt - self.snd_una;
         let delivered_before = self.delivered;
         let was_in_recovery = self.in_recovery;
-        self.ns3_rtx_acked = false;
-        self.ns3_partial_ack = false;
+        self.ns3.begin_ack();
         // The highest SACKed byte before this ACK (Linux `prior_fack`): a segment this ACK
         // covers cumulatively shows reordering only if it lies below what was SACKed before.
         let prior_fack = self.high_sacked;
@@ -727,7 +719,7 @@ impl Sender {
                 fresh += len;
                 if m.rtx_episode == self.episode {
                     self.rtx_unsacked -= len;
-                    self.ns3_rtx_acked = true;
+                    self.ns3.on_rtx_acked();
                 }
                 if rack_on {
                     self.rack.on_delivered(now, m, seq, len, seq + len <= prior_fack);
@@ -787,7 +779,7 @@ impl Sender {
                     if self.recover.is_some_and(|r| ack >= r) {
                         self.exit_recovery(now, self.ssthresh_bytes());
                     } else {
-                        self.ns3_partial_ack = true;
+                        self.ns3.on_partial_ack();
                     }
                 }
                 Recovery::Sack1 => {
@@ -795,7 +787,7 @@ impl Sender {
                         self.exit_recovery(now, self.ssthresh_bytes());
                     } else {
                         // ns-2 Sack1: a partial ACK takes two segments out of `pipe`.
-                        self.sack1_pipe -= 2 * self.mss() as i64;
+                        self.sack1.on_partial_ack(self.mss());
                     }
                 }
             }

@@ -295,7 +295,7 @@ impl Sender {
         self.rack.tlp_end = None;
         self.rack.tlp_deadline = None;
         if self.cfg.recovery == Recovery::Linux {
-            self.prr_enter(prior_cwnd as u64);
+            self.prr = super::prr::Prr::enter(prior_cwnd as u64);
         }
         true
     }

@@ -7,7 +7,7 @@ impl Sender {
     /// RFC 6675 §5 NextSeg() while in SACK recovery, gated by `cwnd - pipe >= SMSS`. Each rule
     /// is a lookup in the scoreboard's runs, not a scan of the window.
     pub(super) fn sack_next_segment(&mut self, now: Time) -> Option<Segment> {
-        if std::mem::take(&mut self.ns3_forced_new) && self.sack_new_data_ok() {
+        if self.ns3.take_forced_new() && self.sack_new_data_ok() {
             return Some(self.sack_send_new(now));
         }
         if (self.window_bytes() - self.pipe as f64) < self.mss() as f64 {
