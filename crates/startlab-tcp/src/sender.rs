@@ -3,12 +3,11 @@
 //! (RFC 6582) and SACK (RFC 6675), all as ALGORITHMS.md §2 resolves them. Window arithmetic is
 //! delegated to the sans-IO [`Controller`] of `startlab-cc`.
 
-use crate::ranges::RangeSet;
 use crate::{Ack, RtoConfig, RtoEstimator};
 use startlab_cc::startup::{QsRequest, QuickStartEvent};
 use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
-use std::collections::VecDeque;
+use scoreboard::SegMeta;
 pub use variant::{PrrBound, Recovery};
 
 /// Sender configuration.
@@ -126,26 +125,6 @@ pub struct SenderStats {
     pub recovery_time: Dur,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct SegMeta {
-    /// Last transmission time.
-    sent: Time,
-    /// Transmissions so far.
-    tx: u16,
-    sacked: bool,
-    /// The SACK recovery episode (`Sender::episode`) in which this segment was last retransmitted;
-    /// it is "retransmitted in the current episode" (its retransmission counts in `pipe`) when
-    /// this equals the sender's current episode, so a new episode clears every mark in O(1).
-    rtx_episode: u32,
-    /// Sender's `delivered` count and its time when this segment was (last) sent, for rate samples.
-    delivered_at_send: u64,
-    delivered_time_at_send: Time,
-    /// RACK-TLP: deemed lost (by RACK or a timeout) and not SACKed since.
-    lost: bool,
-    /// RACK-TLP: a retransmission of it is in flight (Linux `TCPCB_SACKED_RETRANS`).
-    retrans: bool,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Handshake {
     Closed,
@@ -164,25 +143,8 @@ pub struct Sender {
     snd_nxt: u64,
     /// One past the highest byte ever sent (`HighData + 1`).
     snd_max: u64,
-    /// Per-segment state for `[snd_una, snd_max)`; `segs[0]` is the segment starting at `snd_una`.
-    segs: VecDeque<SegMeta>,
-    /// The SACKed segments of `segs` as maximal runs of bytes (the RFC 6675 scoreboard's SACKed
-    /// sequences), so that IsLost(), SetPipe() and NextSeg() never walk the window.
-    sacked: RangeSet,
-    /// RFC 6675 IsLost() for every unSACKed segment at once: IsLost() is monotone (every SACKed
-    /// byte or run above a segment is also above every lower one), so the unSACKed segments
-    /// starting below this byte are lost and the others are not. Set with `pipe` on every ACK
-    /// while SACK blocks exist.
-    lost_below: u64,
-    /// Current SACK recovery episode (see `SegMeta::rtx_episode`); 0 is never current.
-    episode: u32,
-    /// Bytes of unSACKed segments retransmitted in the current episode (the second term of SetPipe()).
-    rtx_unsacked: u64,
-    /// `Ns3Prr` only: bytes of segments retransmitted in the current episode and SACKed since,
-    /// which ns-3 3.44 still counts in `pipe` until the cumulative ACK covers them.
-    rtx_sacked: u64,
-    /// Bytes newly SACKed by the ACK being processed (added to `delivered`).
-    sacked_bytes_pending: u64,
+    /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
+    sb: scoreboard::Scoreboard,
     rwnd: u64,
     dupacks: u32,
     in_recovery: bool,
@@ -190,9 +152,10 @@ pub struct Sender {
     recover: Option<u64>,
     /// One past the highest retransmitted byte in this SACK episode (`HighRxt + 1`).
     high_rxt: u64,
+    /// RFC 6675 `RescueRxt`: the `recover` of the episode's rescue retransmission.
     rescue_rxt: Option<u64>,
-    /// Highest SACKed byte + 1.
-    high_sacked: u64,
+    /// RFC 6675 `pipe` in a recovery episode of the scoreboard variants: SetPipe() at the last
+    /// ACK plus what was sent since.
     pipe: u64,
     rtx_pending: Option<u64>,
     lt_sent: u64,
@@ -223,8 +186,10 @@ pub struct Sender {
     ecn: ecn::EcnState,
     /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`).
     prr: prr::Prr,
-    /// RACK-TLP's state (`RackTlp`, `Linux`).
+    /// RACK's detector (`RackTlp`, `Linux`).
     rack: rack::Rack,
+    /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
+    tlp: rack_tlp::Tlp,
     /// ns-2 Sack1's `pipe` counter (`Sack1`).
     sack1: ns2::Sack1State,
     /// ns-3's flags beside PRR's counters (`Ns3Prr`).
@@ -236,6 +201,7 @@ pub struct Sender {
     recovery_since: Option<Time>,
 }
 
+mod dupthresh;
 mod ecn;
 mod loss;
 mod ns2;
@@ -244,7 +210,9 @@ mod pacer;
 mod prr;
 mod quick_start;
 mod rack;
+mod rack_tlp;
 mod sack;
+mod scoreboard;
 mod variant;
 #[cfg(test)]
 mod reference;
@@ -263,20 +231,13 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            segs: VecDeque::new(),
-            sacked: RangeSet::default(),
-            lost_below: 0,
-            episode: 1,
-            rtx_unsacked: 0,
-            rtx_sacked: 0,
-            sacked_bytes_pending: 0,
+            sb: scoreboard::Scoreboard::new(cfg.mss as u64, cfg.dupthresh, cfg.recovery == Recovery::Ns3Prr),
             rwnd: u64::MAX,
             dupacks: 0,
             in_recovery: false,
             recover: None,
             high_rxt: 0,
             rescue_rxt: None,
-            high_sacked: 0,
             pipe: 0,
             rtx_pending: None,
             lt_sent: 0,
@@ -298,6 +259,7 @@ impl Sender {
             ecn: ecn::EcnState::default(),
             prr: prr::Prr::default(),
             rack: rack::Rack::default(),
+            tlp: rack_tlp::Tlp::default(),
             sack1: ns2::Sack1State::default(),
             ns3: ns3::Ns3State::default(),
             rto_loss: false,
@@ -353,7 +315,7 @@ impl Sender {
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        [self.rto_deadline, self.pacer.deadline(), self.rack.reo_deadline, self.rack.tlp_deadline].into_iter().flatten().min()
+        [self.rto_deadline, self.pacer.deadline(), self.rack.reo_deadline(), self.tlp.deadline].into_iter().flatten().min()
     }
 
     /// Time spent in loss recovery by `now`: [`SenderStats::recovery_time`] plus the episode in
@@ -458,6 +420,11 @@ impl Sender {
         (self.data_end() - seq).min(self.mss()) as u32
     }
 
+    /// The sequence space as the scoreboard needs it.
+    fn span(&self) -> scoreboard::Span {
+        scoreboard::Span { una: self.snd_una, max: self.snd_max, end: self.data_end(), mss: self.mss() }
+    }
+
     fn idx(&self, seq: u64) -> usize {
         ((seq - self.snd_una) / self.mss()) as usize
     }
@@ -506,7 +473,7 @@ impl Sender {
         }
         // Go-back-N after a timeout or Tahoe: resend from snd_nxt, skipping SACKed segments.
         if self.snd_nxt < self.snd_max {
-            self.snd_nxt = self.sacked.next_gap(self.snd_nxt);
+            self.snd_nxt = self.sb.sacked().next_gap(self.snd_nxt);
         }
         if self.snd_nxt >= self.data_end() {
             return None;
@@ -548,7 +515,7 @@ impl Sender {
                 // Nothing in flight: the rate interval starts now, not at the last delivery.
                 self.delivered_time = now;
             }
-            self.segs.push_back(SegMeta {
+            self.sb.push(SegMeta {
                 sent: now,
                 tx: 1,
                 sacked: false,
@@ -566,7 +533,7 @@ impl Sender {
         } else {
             let i = self.idx(seq);
             let (delivered, delivered_time) = (self.delivered, self.delivered_time);
-            let m = &mut self.segs[i];
+            let m = self.sb.seg_mut(i);
             m.sent = now;
             m.tx = m.tx.saturating_add(1);
             m.delivered_at_send = delivered;
@@ -642,9 +609,9 @@ impl Sender {
         self.ns3.begin_ack();
         // The highest SACKed byte before this ACK (Linux `prior_fack`): a segment this ACK
         // covers cumulatively shows reordering only if it lies below what was SACKed before.
-        let prior_fack = self.high_sacked;
+        let prior_fack = self.sb.high_sacked();
         self.update_scoreboard(now, ack);
-        let newly_sacked = self.sacked_bytes_pending > 0;
+        let newly_sacked = self.sb.sacked_pending() > 0;
         self.update_delivered_by_sack(now, ack);
         let newly_acked = ack.ack.saturating_sub(self.snd_una);
         if newly_acked > 0 {
@@ -656,13 +623,14 @@ impl Sender {
         let delivered = self.delivered - delivered_before;
         let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
         let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
-        let lost_before = self.lost_below;
-        if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr || ns3) {
+        let lost_before = self.sb.lost_below();
+        if self.cfg.recovery.rfc6675() && (!self.sb.sacked().is_empty() || prr || ns3) {
             self.recompute_lost_and_pipe();
         }
         if prr {
             // Newly lost: an unSACKed segment between the old lost bound and the new one.
-            let newly_lost = self.lost_below > lost_before && self.sacked.next_gap(lost_before.max(self.snd_una)) < self.lost_below;
+            let lost_below = self.sb.lost_below();
+            let newly_lost = lost_below > lost_before && self.sb.sacked().next_gap(lost_before.max(self.snd_una)) < lost_below;
             self.prr_on_ack(delivered, self.pipe, newly_acked > 0, newly_lost);
         }
         if ns3 {
@@ -695,8 +663,8 @@ impl Sender {
         // the oldest newly acked feeds the RTO estimator (Linux seq_rtt), the newest the
         // congestion controller (Linux ca_rtt).
         let acked_segs = self.idx(ack.min(self.snd_max) - 1) + 1;
-        let oldest = self.segs[0];
-        let newest = self.segs[acked_segs - 1];
+        let oldest = *self.sb.seg(0);
+        let newest = *self.sb.seg(acked_segs - 1);
         let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
         if valid(oldest) {
             self.rtt.on_sample(now - oldest.sent);
@@ -706,28 +674,16 @@ impl Sender {
         if let Some(rtt) = ca_rtt {
             self.rack.on_rtt_sample(rtt);
         }
-        let mut fresh = 0;
-        let rack_on = self.cfg.recovery.rack();
-        for i in 0..acked_segs {
-            let seq = self.seq_of(i);
-            let len = self.seg_len(seq) as u64;
-            let m = &mut self.segs[i];
-            if m.sacked && m.rtx_episode == self.episode && self.cfg.recovery == Recovery::Ns3Prr {
-                self.rtx_sacked -= len;
+        let (rack_on, span) = (self.cfg.recovery.rack(), self.span());
+        let rack = &mut self.rack;
+        let (fresh, rtx_acked) = self.sb.on_cum_ack(span, ack, acked_segs, |m, seq, len| {
+            if rack_on {
+                rack.on_delivered(now, m.sent, m.tx, seq + len, seq + len <= prior_fack);
             }
-            if !m.sacked {
-                fresh += len;
-                if m.rtx_episode == self.episode {
-                    self.rtx_unsacked -= len;
-                    self.ns3.on_rtx_acked();
-                }
-                if rack_on {
-                    self.rack.on_delivered(now, m, seq, len, seq + len <= prior_fack);
-                }
-            }
+        });
+        if rtx_acked {
+            self.ns3.on_rtx_acked();
         }
-        self.segs.drain(..acked_segs);
-        self.sacked.remove_below(ack);
         // Bytes beyond the last segment boundary (a short last segment) are covered by `newly`.
         self.delivered += fresh.min(newly);
         self.delivered_time = now;
@@ -741,9 +697,6 @@ impl Sender {
         self.dupacks = 0;
         self.lt_sent = 0;
         self.timeout_streak = 0;
-        if self.sacked.is_empty() {
-            self.high_sacked = self.snd_una;
-        }
         let mss = self.mss() as f64;
         let mut restart_timer = true;
         if self.in_recovery {

@@ -75,7 +75,7 @@ impl Sender {
                 self.in_recovery = true;
                 self.rescue_rxt = None;
                 self.high_rxt = self.snd_una;
-                self.new_episode();
+                self.sb.new_episode();
                 // RFC 6675 §5 step 4.2: retransmit the first segment, not a NextSeg() choice.
                 self.rtx_pending = Some(self.snd_una);
                 self.mark_retransmitted_in_episode(0);
@@ -160,7 +160,7 @@ impl Sender {
             _ => self.snd_nxt = self.snd_una,
         }
         self.high_rxt = self.snd_una;
-        self.new_episode();
+        self.sb.new_episode();
         self.rto_loss = true;
         self.arm_timer(now);
         self.account_recovery(now);

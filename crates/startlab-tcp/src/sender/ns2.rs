@@ -72,8 +72,8 @@ impl Sender {
         if !self.sack1.has_room(self.window_bytes(), self.mss()) {
             return None;
         }
-        let from = self.high_rxt.max(self.snd_una);
-        let hole = (from < self.snd_max).then(|| self.sacked.next_gap(from)).filter(|&seq| seq < self.high_sacked);
+        // The next hole above the last retransmitted segment (NextSeg()'s candidate).
+        let hole = self.next_seg_candidate();
         let seg = if let Some(seq) = hole {
             let seg = self.emit(now, seq, true);
             self.high_rxt = seq + seg.len as u64;
@@ -92,10 +92,6 @@ impl Sender {
 
     /// A timeout: the scoreboard is cleared. O(window) once per timeout.
     pub(super) fn sack1_on_timeout(&mut self) {
-        for m in self.segs.iter_mut() {
-            m.sacked = false;
-        }
-        self.sacked = Default::default();
-        self.high_sacked = self.snd_una;
+        self.sb.clear_sacks(self.snd_una);
     }
 }

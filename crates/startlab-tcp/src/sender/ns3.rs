@@ -148,10 +148,10 @@ impl Sender {
     /// i.e. the lowest lost segment not retransmitted in the episode, or else new data, or else
     /// the first segment again.
     fn ns3_partial_retransmit(&mut self) {
-        if self.snd_una >= self.snd_max || self.segs[0].rtx_episode == self.episode {
+        if self.snd_una >= self.snd_max || self.sb.rtx_in_episode(0) {
             return;
         }
-        let lost = self.next_seg_candidate().filter(|&seq| seq < self.lost_below);
+        let lost = self.next_seg_candidate().filter(|&seq| seq < self.sb.lost_below());
         if lost.is_none() && self.sack_new_data_ok() {
             self.ns3.forced_new = true;
             return;
@@ -160,7 +160,7 @@ impl Sender {
         let i = self.idx(seq);
         let len = self.seg_len(seq) as u64;
         self.rtx_pending = Some(seq);
-        if self.segs[i].rtx_episode != self.episode {
+        if !self.sb.rtx_in_episode(i) {
             self.mark_retransmitted_in_episode(i);
             self.pipe += len;
         }
