@@ -2,6 +2,23 @@
 //! backoff, Limited Transmit (RFC 3042), and loss recovery Tahoe, Reno (RFC 5681 §3.2), NewReno
 //! (RFC 6582) and SACK (RFC 6675), all as ALGORITHMS.md §2 resolves them. Window arithmetic is
 //! delegated to the sans-IO [`Controller`] of `startlab-cc`.
+//!
+//! The sender is made of parts, each with its own state type and file:
+//!
+//! - **scoreboard** (`scoreboard.rs`): per-segment state of `[SND.UNA, SND.MAX)`, the SACKed runs
+//!   (O(log n) [`RangeSet`](crate::ranges::RangeSet) work), IsLost() and SetPipe(), RACK-TLP's
+//!   loss marks; `sack.rs` reads ACKs into it and runs NextSeg() from it.
+//! - **transmit** (`transmit.rs`, `pacer.rs`): what goes on the wire next, and the pacer's release.
+//! - **ACK processing** (`ack.rs`) and **loss events** (`loss.rs`): the cumulative ACK point,
+//!   duplicate ACKs and fast retransmit, the retransmission timeout.
+//! - **loss detection**: DupThresh (`dupthresh.rs`, over any set of acknowledged numbers) and
+//!   RACK (`rack.rs`, over send times); `rack_tlp.rs` runs RACK-TLP on this sender.
+//! - **window reduction**: the controller halves (`startlab-cc`); PRR (`prr.rs`), ns-3's PRR and
+//!   ns-2's Sack1 pipe (`ns3.rs`, `ns2.rs`) set cwnd through the episode.
+//! - **signals**: Quick-Start (`quick_start.rs`) and ECN (`ecn.rs`).
+//!
+//! The loss-detection and window-reduction parts take transport-neutral inputs (numbers, byte
+//! counts, send times) so that a packet-number transport can run them; each file says how.
 
 use crate::{Ack, RtoConfig, RtoEstimator};
 use startlab_cc::startup::{QsRequest, QuickStartEvent};
@@ -139,13 +156,42 @@ pub struct Sender {
     cc: Controller,
     rtt: RtoEstimator,
     handshake: Handshake,
+    /// The application has data from now on ([`Sender::start`]).
+    started: bool,
+    /// The SYN was retransmitted (the next SYN is marked so; Karn's rule for its RTT).
+    syn_retransmitted: bool,
+    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
+    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
+    handshake_rtt: Option<Dur>,
+
+    // The sequence space and transmission.
+    /// SND.UNA: the cumulative ACK point.
     snd_una: u64,
+    /// SND.NXT: the next byte to send (below `snd_max` after a timeout or Tahoe: go-back-N).
     snd_nxt: u64,
     /// One past the highest byte ever sent (`HighData + 1`).
     snd_max: u64,
+    /// The receiver's advertised window.
+    rwnd: u64,
+    /// With `app_limited`: bytes the application has handed over so far.
+    app_limit: u64,
+    /// A retransmission chosen to go out next (fast retransmit, a partial ACK's hole).
+    rtx_pending: Option<u64>,
+    /// Bytes sent by Limited Transmit since the last advance (not counted in FlightSize at entry).
+    lt_sent: u64,
+    /// The pacer's release times.
+    pacer: pacer::Pacer,
+    /// Last data transmission (for the idle restart).
+    last_send: Time,
+    /// The retransmission timer.
+    rto_deadline: Option<Time>,
+
+    // The scoreboard.
     /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
     sb: scoreboard::Scoreboard,
-    rwnd: u64,
+
+    // Loss detection and recovery.
+    /// Duplicate ACKs since the last advance.
     dupacks: u32,
     in_recovery: bool,
     /// NewReno/Tahoe `recover` and SACK `RecoveryPoint`, as one past the highest byte (exclusive).
@@ -157,50 +203,44 @@ pub struct Sender {
     /// RFC 6675 `pipe` in a recovery episode of the scoreboard variants: SetPipe() at the last
     /// ACK plus what was sent since.
     pipe: u64,
-    rtx_pending: Option<u64>,
-    lt_sent: u64,
+    /// NewReno's partial ACKs in this episode (RFC 6582 §4.1 Impatient timer).
     partial_acks: u32,
-    rto_deadline: Option<Time>,
-    /// The pacer's release times.
-    pacer: pacer::Pacer,
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
-    started: bool,
-    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
-    delivered: u64,
-    delivered_time: Time,
-    syn_retransmitted: bool,
-    first_data: Option<Time>,
-    completed_at: Option<Time>,
-    stats: SenderStats,
-    /// The Quick-Start request and its verdict.
-    qs: quick_start::QuickStartState,
-    /// With `app_limited`: bytes the application has handed over so far.
-    app_limit: u64,
-    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
-    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
-    handshake_rtt: Option<Dur>,
-    /// Last data transmission (for the idle restart).
-    last_send: Time,
-    /// ECN's agreement, reduction window and CWR mark.
-    ecn: ecn::EcnState,
-    /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`).
-    prr: prr::Prr,
+    /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
+    /// sent before the timeout.
+    rto_loss: bool,
     /// RACK's detector (`RackTlp`, `Linux`).
     rack: rack::Rack,
     /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
     tlp: rack_tlp::Tlp,
+
+    // Window reduction: each variant's own state.
+    /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`, `Ns3Prr`).
+    prr: prr::Prr,
     /// ns-2 Sack1's `pipe` counter (`Sack1`).
     sack1: ns2::Sack1State,
     /// ns-3's flags beside PRR's counters (`Ns3Prr`).
     ns3: ns3::Ns3State,
-    /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
-    /// sent before the timeout.
-    rto_loss: bool,
+
+    // Signals.
+    /// The Quick-Start request and its verdict.
+    qs: quick_start::QuickStartState,
+    /// ECN's agreement, reduction window and CWR mark.
+    ecn: ecn::EcnState,
+
+    // Delivery and results.
+    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
+    delivered: u64,
+    delivered_time: Time,
+    first_data: Option<Time>,
+    completed_at: Option<Time>,
+    stats: SenderStats,
     /// When the recovery in progress (fast, or after a timeout) began.
     recovery_since: Option<Time>,
 }
 
+mod ack;
 mod dupthresh;
 mod ecn;
 mod loss;
@@ -213,6 +253,7 @@ mod rack;
 mod rack_tlp;
 mod sack;
 mod scoreboard;
+mod transmit;
 mod variant;
 #[cfg(test)]
 mod reference;
@@ -433,348 +474,8 @@ impl Sender {
         self.snd_una + idx as u64 * self.mss()
     }
 
-    /// The next segment to put on the wire now, if the window, the receiver window and the
-    /// recovery state allow one. Call repeatedly until it returns `None`.
-    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
-        if !self.started || self.completed_at.is_some() {
-            return None;
-        }
-        match self.handshake {
-            Handshake::Closed => {
-                self.handshake = Handshake::SynSent { at: now, retransmitted: self.syn_retransmitted };
-                self.arm_timer(now);
-                let retransmit = self.syn_retransmitted;
-                // With a size threshold the request waits for the first data segment, when the
-                // first response's size is known.
-                let qs = if self.cfg.app_limited && self.cfg.startup_min_response > 0 { None } else { self.take_quick_start(retransmit) };
-                let setup = self.cfg.ecn;
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
-            }
-            Handshake::SynSent { .. } => return None,
-            Handshake::Established => {}
-        }
-        // §0.6: "A segment may leave only if now >= next_send_time and the window allows it."
-        if self.pacer.holds(now, self.pacing_rate().is_some()) {
-            return None;
-        }
-        if self.cfg.recovery.rack() {
-            return self.rack_next_segment(now);
-        }
-        if let Some(seq) = self.rtx_pending.take() {
-            if seq >= self.snd_una && seq < self.snd_max {
-                return Some(self.emit(now, seq, true));
-            }
-        }
-        if self.in_recovery && self.cfg.recovery.rfc6675() {
-            return self.sack_next_segment(now);
-        }
-        if self.in_recovery && self.cfg.recovery == Recovery::Sack1 {
-            return self.sack1_next_segment(now);
-        }
-        // Go-back-N after a timeout or Tahoe: resend from snd_nxt, skipping SACKed segments.
-        if self.snd_nxt < self.snd_max {
-            self.snd_nxt = self.sb.sacked().next_gap(self.snd_nxt);
-        }
-        if self.snd_nxt >= self.data_end() {
-            return None;
-        }
-        let seq = self.snd_nxt;
-        let len = self.seg_len(seq) as u64;
-        if seq >= self.snd_max && self.cc.send_limit().is_some_and(|limit| seq + len > limit) {
-            // The startup plug-in holds new data (Paced Start between trains).
-            return None;
-        }
-        let flight = self.snd_nxt - self.snd_una;
-        let wnd = (self.window_bytes() as u64).min(self.rwnd);
-        let rwnd_ok = flight + len <= self.rwnd;
-        if flight + len <= wnd {
-            return Some(self.emit(now, seq, seq < self.snd_max));
-        }
-        // RFC 3042: one new segment per duplicate ACK (the first two), FlightSize <= cwnd + 2*SMSS.
-        let lt_allow = self.dupacks.min(2) as u64 * self.mss();
-        if self.cfg.limited_transmit
-            && !self.in_recovery
-            && self.dupacks > 0
-            && seq == self.snd_max
-            && rwnd_ok
-            && flight + len <= self.window_bytes() as u64 + lt_allow
-        {
-            self.lt_sent += len;
-            return Some(self.emit(now, seq, false));
-        }
-        None
-    }
-
-    fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
-        let len = self.seg_len(seq);
-        self.pacer.on_send(now, len, self.pacing_rate());
-        let end = seq + len as u64;
-        if end > self.snd_max {
-            debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
-            if self.snd_una == self.snd_max {
-                // Nothing in flight: the rate interval starts now, not at the last delivery.
-                self.delivered_time = now;
-            }
-            self.sb.push(SegMeta {
-                sent: now,
-                tx: 1,
-                sacked: false,
-                rtx_episode: 0,
-                delivered_at_send: self.delivered,
-                delivered_time_at_send: self.delivered_time,
-                lost: false,
-                retrans: false,
-            });
-            self.snd_max = end;
-            if self.first_data.is_none() {
-                self.first_data = Some(now);
-            }
-            self.cc.on_data_sent(now, end);
-        } else {
-            let i = self.idx(seq);
-            let (delivered, delivered_time) = (self.delivered, self.delivered_time);
-            let m = self.sb.seg_mut(i);
-            m.sent = now;
-            m.tx = m.tx.saturating_add(1);
-            m.delivered_at_send = delivered;
-            m.delivered_time_at_send = delivered_time;
-        }
-        if seq == self.snd_nxt {
-            self.snd_nxt = end;
-        }
-        if self.in_recovery {
-            self.prr.on_send(len as u64);
-        }
-        if self.cfg.recovery.rack() {
-            self.rack_on_send(now, seq, retransmit);
-        }
-        self.last_send = now;
-        self.stats.packets_sent += 1;
-        if retransmit {
-            self.stats.retransmissions += 1;
-            self.cc.on_retransmit(len as u64);
-        }
-        if self.rto_deadline.is_none() {
-            self.arm_timer(now);
-        }
-        let on_syn = self.cfg.handshake && !self.qs.is_restart() && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
-        let qs = if on_syn || seq != self.qs.carrier() { None } else { self.take_quick_start(retransmit) };
-        let (ect, cwr) = self.ecn.data_marks(retransmit);
-        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
-    }
-
     fn arm_timer(&mut self, now: Time) {
         self.rto_deadline = Some(now + self.rtt.rto());
-    }
-
-    /// An ACK arrived. Returns the bytes it newly acknowledged cumulatively.
-    pub fn on_ack(&mut self, now: Time, ack: &Ack) -> u64 {
-        if ack.syn_ack {
-            if let Handshake::SynSent { at, retransmitted } = self.handshake {
-                self.handshake = Handshake::Established;
-                // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
-                self.ecn.set_ok(self.cfg.ecn && ack.ece);
-                self.rto_deadline = None;
-                if let Some(req) = self.qs.take_awaiting() {
-                    // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
-                    self.quick_start_verdict(req, ack, (!retransmitted).then(|| now - at));
-                }
-                if retransmitted {
-                    // RFC 6298 §5.7: a retransmitted SYN means RTO = 3 s once data flows.
-                    self.rtt.raise_to(Dur::from_secs(3));
-                } else {
-                    self.rtt.on_sample(now - at);
-                    // The startup plug-in may size and pace the first flight (Jump-Start) on
-                    // the data queued now; an application-limited sender with nothing queued
-                    // yet waits for its first response (a server learns the response size when
-                    // the request arrives, after the handshake).
-                    if !self.cfg.app_limited {
-                        self.cc.on_handshake(now - at, self.cfg.size);
-                    } else if self.app_limit > self.snd_max {
-                        self.first_response_startup(now - at, self.app_limit - self.snd_max);
-                    } else {
-                        self.handshake_rtt = Some(now - at);
-                    }
-                }
-            }
-            return 0;
-        }
-        if self.handshake != Handshake::Established || ack.ack > self.snd_max {
-            return 0;
-        }
-        self.rwnd = ack.rwnd;
-        let flight_before = self.snd_nxt - self.snd_una;
-        let delivered_before = self.delivered;
-        let was_in_recovery = self.in_recovery;
-        self.ns3.begin_ack();
-        // The highest SACKed byte before this ACK (Linux `prior_fack`): a segment this ACK
-        // covers cumulatively shows reordering only if it lies below what was SACKed before.
-        let prior_fack = self.sb.high_sacked();
-        self.update_scoreboard(now, ack);
-        let newly_sacked = self.sb.sacked_pending() > 0;
-        self.update_delivered_by_sack(now, ack);
-        let newly_acked = ack.ack.saturating_sub(self.snd_una);
-        if newly_acked > 0 {
-            self.on_advance(now, ack, flight_before, prior_fack);
-        } else if ack.ack == self.snd_una && self.snd_max > self.snd_una && (newly_sacked || self.cfg.recovery != Recovery::Ns3Prr) {
-            // ns-3 counts an ACK as a duplicate only when it SACKs new data (RFC 6675 §2).
-            self.on_dupack(now);
-        }
-        let delivered = self.delivered - delivered_before;
-        let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
-        let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
-        let lost_before = self.sb.lost_below();
-        if self.cfg.recovery.rfc6675() && (!self.sb.sacked().is_empty() || prr || ns3) {
-            self.recompute_lost_and_pipe();
-        }
-        if prr {
-            // Newly lost: an unSACKed segment between the old lost bound and the new one.
-            let lost_below = self.sb.lost_below();
-            let newly_lost = lost_below > lost_before && self.sb.sacked().next_gap(lost_before.max(self.snd_una)) < lost_below;
-            self.prr_on_ack(delivered, self.pipe, newly_acked > 0, newly_lost);
-        }
-        if ns3 {
-            self.ns3_on_ack(delivered, newly_sacked, !was_in_recovery);
-        }
-        if self.cfg.recovery.rack() {
-            self.rack_on_ack(now, delivered, newly_acked > 0);
-        }
-        self.account_recovery(now);
-        if ack.ece && self.ecn.ok() {
-            self.on_ece(now);
-        }
-        // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
-        // covers that segment without one means the request never arrived.
-        if let Some(req) = self.qs.due(ack) {
-            self.quick_start_verdict(req, ack, self.rtt.srtt());
-        }
-        newly_acked
-    }
-}
-
-impl Sender {
-
-    /// The cumulative ACK point moved to `a.ack`; `prior_fack` is the highest SACKed byte before
-    /// the ACK's SACK blocks were read.
-    fn on_advance(&mut self, now: Time, a: &Ack, flight_before: u64, prior_fack: u64) {
-        let ack = a.ack;
-        let newly = ack - self.snd_una;
-        // Karn: samples only from segments sent once and not SACKed before (ALGORITHMS.md §2.5):
-        // the oldest newly acked feeds the RTO estimator (Linux seq_rtt), the newest the
-        // congestion controller (Linux ca_rtt).
-        let acked_segs = self.idx(ack.min(self.snd_max) - 1) + 1;
-        let oldest = *self.sb.seg(0);
-        let newest = *self.sb.seg(acked_segs - 1);
-        let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
-        if valid(oldest) {
-            self.rtt.on_sample(now - oldest.sent);
-            self.rack.on_rtt_sample(now - oldest.sent);
-        }
-        let ca_rtt = valid(newest).then(|| now - newest.sent);
-        if let Some(rtt) = ca_rtt {
-            self.rack.on_rtt_sample(rtt);
-        }
-        let (rack_on, span) = (self.cfg.recovery.rack(), self.span());
-        let rack = &mut self.rack;
-        let (fresh, rtx_acked) = self.sb.on_cum_ack(span, ack, acked_segs, |m, seq, len| {
-            if rack_on {
-                rack.on_delivered(now, m.sent, m.tx, seq + len, seq + len <= prior_fack);
-            }
-        });
-        if rtx_acked {
-            self.ns3.on_rtx_acked();
-        }
-        // Bytes beyond the last segment boundary (a short last segment) are covered by `newly`.
-        self.delivered += fresh.min(newly);
-        self.delivered_time = now;
-        let rate_sample = (newest.delivered_time_at_send < now).then(|| RateSample {
-            delivered: self.delivered - newest.delivered_at_send,
-            interval: now - newest.delivered_time_at_send,
-        });
-        self.snd_una = ack;
-        self.snd_nxt = self.snd_nxt.max(ack);
-        self.high_rxt = self.high_rxt.max(ack);
-        self.dupacks = 0;
-        self.lt_sent = 0;
-        self.timeout_streak = 0;
-        let mss = self.mss() as f64;
-        let mut restart_timer = true;
-        if self.in_recovery {
-            match self.cfg.recovery {
-                // Tahoe collapses the window instead of entering fast recovery.
-                Recovery::Tahoe => debug_assert!(false, "Tahoe never enters fast recovery"),
-                Recovery::Reno => self.exit_recovery(now, self.ssthresh_bytes()),
-                Recovery::NewReno => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        // RFC 6582 §3.2 step 3, option 1: min(ssthresh, max(FlightSize, SMSS) + SMSS).
-                        let flight = (self.snd_nxt - self.snd_una) as f64;
-                        let w = self.ssthresh_bytes().min(flight.max(mss) + mss);
-                        self.exit_recovery(now, w);
-                    } else {
-                        // Partial ACK: retransmit the next hole, deflate by the amount acked, add
-                        // back one SMSS if at least one SMSS was acked.
-                        self.rtx_pending = Some(self.snd_una);
-                        let mut w = self.cc.cwnd() - newly as f64;
-                        if newly >= self.mss() {
-                            w += mss;
-                        }
-                        self.cc.set_recovery_cwnd(w);
-                        self.partial_acks += 1;
-                        restart_timer = !self.cfg.newreno_impatient || self.partial_acks == 1;
-                    }
-                }
-                Recovery::Sack | Recovery::Prr(_) | Recovery::RackTlp | Recovery::Linux => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    }
-                }
-                Recovery::Ns3Prr => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    } else {
-                        self.ns3.on_partial_ack();
-                    }
-                }
-                Recovery::Sack1 => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    } else {
-                        // ns-2 Sack1: a partial ACK takes two segments out of `pipe`.
-                        self.sack1.on_partial_ack(self.mss());
-                    }
-                }
-            }
-        } else {
-            let cwnd = self.cc.cwnd();
-            // RFC 7661 / Linux tcp_is_cwnd_limited: in slow start, growth needs the flight to have
-            // used more than half the window; in avoidance, the whole window less one segment.
-            let cwnd_limited = if self.cc.phase() == Phase::SlowStart {
-                2.0 * flight_before as f64 > cwnd
-            } else {
-                flight_before as f64 + mss >= cwnd
-            };
-            self.cc.on_ack(&AckEvent {
-                now,
-                newly_acked: newly,
-                ack_seq: ack,
-                snd_nxt: self.snd_nxt,
-                rtt: ca_rtt,
-                flight_size: self.snd_nxt - self.snd_una,
-                cwnd_limited,
-                acked_segments: a.segments,
-                timer_triggered: a.timer_triggered,
-                delivered: self.delivered,
-                rate_sample,
-            });
-        }
-        if self.cfg.size.is_some_and(|s| self.snd_una >= s) {
-            self.completed_at = Some(now);
-            self.rto_deadline = None;
-        } else if self.snd_una == self.snd_max {
-            self.rto_deadline = None;
-        } else if restart_timer {
-            self.arm_timer(now);
-        }
     }
 
     fn ssthresh_bytes(&self) -> f64 {
