@@ -457,6 +457,7 @@ impl Sender {
         }
     }
 
+    /// The length of the segment starting at `seq` (as [`scoreboard::Span::seg_len`]).
     fn seg_len(&self, seq: u64) -> u32 {
         (self.data_end() - seq).min(self.mss()) as u32
     }
@@ -466,10 +467,12 @@ impl Sender {
         scoreboard::Span { una: self.snd_una, max: self.snd_max, end: self.data_end(), mss: self.mss() }
     }
 
+    /// The scoreboard index of the segment that contains `seq`.
     fn idx(&self, seq: u64) -> usize {
         ((seq - self.snd_una) / self.mss()) as usize
     }
 
+    /// The first byte of the scoreboard's segment `idx`.
     fn seq_of(&self, idx: usize) -> u64 {
         self.snd_una + idx as u64 * self.mss()
     }

@@ -46,3 +46,22 @@ impl DupThresh {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packet numbers, as a QUIC sender would pass them: 0 to 9 sent, 5, 7 and 8 acknowledged.
+    /// Three acknowledged above 4 (in two runs): 4 and below are lost, 6 (two above it) is not.
+    #[test]
+    fn packet_numbers_with_unit_one() {
+        let mut acked = RangeSet::default();
+        for pn in [5, 7, 8] {
+            acked.insert(pn, pn + 1, |_, _| {});
+        }
+        let rule = DupThresh { dupthresh: 3, unit: 1 };
+        assert_eq!(rule.lost_bound(&acked, 0), Some((5, 3)));
+        // Above 5 only 7 and 8: nothing there is lost.
+        assert_eq!(rule.lost_bound(&acked, 6), None);
+    }
+}

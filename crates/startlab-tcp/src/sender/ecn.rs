@@ -1,8 +1,10 @@
 //! ECN on the sender (RFC 3168, ALGORITHMS.md §17.3): whether the connection uses it, the one
 //! reduction per window of data, and the ECT and CWR marks on outgoing segments. The window of
-//! data is delimited by a number that grows with every transmission (`snd_max` here); a
-//! packet-number transport would pass its largest sent packet number and acknowledged number
-//! instead (RFC 9002 §7.1: one reduction per ECN-CE increase, recovery period as for loss).
+//! data is delimited by a number that grows with every transmission (`snd_max` here) and the
+//! cumulative ACK point; a packet-number transport would pass its largest sent packet number and
+//! its largest acknowledged one instead (RFC 9002 §7.3.2: an increase of the ECN-CE count starts
+//! a recovery period unless one is in progress, as a loss does). The ECT and CWR marks are TCP's
+//! (QUIC marks every packet ECT and has no CWR).
 
 use super::*;
 

@@ -118,3 +118,25 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte counts only, as a QUIC sender would pass them: 10 000 bytes in flight at the loss,
+    /// ssthresh 5 000. While `pipe` is above ssthresh, cwnd follows the proportional part; once
+    /// it has fallen to ssthresh, the slow-start bound lets it climb by one segment more than
+    /// delivered.
+    #[test]
+    fn byte_counts_of_a_packet_transport() {
+        let mut prr = Prr::enter(10_000);
+        let rule = PrrRule::Rfc(PrrBound::SlowStart);
+        // 1 000 delivered, 8 000 in flight: ceil(1 000 · 5 000 / 10 000) − 0 = 500.
+        assert_eq!(prr.on_ack(rule, 1_000, 8_000, 5_000, 1_000, 0, true), Some(8_500));
+        prr.on_send(500);
+        // Nothing delivered: cwnd stays.
+        assert_eq!(prr.on_ack(rule, 0, 8_000, 5_000, 1_000, 0, true), None);
+        // 1 000 more delivered, 4 000 in flight: min(5 000 − 4 000, max(2 000 − 500, 1 000) + 1 000).
+        assert_eq!(prr.on_ack(rule, 1_000, 4_000, 5_000, 1_000, 0, true), Some(5_000));
+    }
+}

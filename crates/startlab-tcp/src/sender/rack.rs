@@ -165,3 +165,42 @@ impl Rack {
         self.reo_deadline = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Time {
+        Time::ZERO + Dur::from_millis(n)
+    }
+
+    /// Packet numbers as ids and order keys, each sent once (a QUIC sender's use): packets 0 to
+    /// 5 sent 1 ms apart, packet 3 acknowledged at 100 ms. 0, 1 and 2 were sent before it and
+    /// their RACK.rtt is up: lost, in send order; 4 was sent after it and the walk stops there.
+    #[test]
+    fn packet_numbers_sent_once() {
+        let mut rack = Rack::default();
+        for pn in 0..6 {
+            rack.on_send(ms(pn), pn, 1);
+        }
+        rack.on_rtt_sample(ms(100) - ms(3));
+        rack.on_delivered(ms(100), ms(3), 1, 3, false);
+        assert!(rack.take_advanced());
+        let reo = rack.reo_wnd(true, None);
+        assert_eq!(reo, Dur::ZERO);
+        let live = |pn: u64, _tx: u16| (pn != 3).then_some(pn);
+        let lost: Vec<u64> = std::iter::from_fn(|| rack.next_lost(ms(100), reo, live)).collect();
+        assert_eq!(lost, vec![0, 1, 2]);
+        assert_eq!(rack.reo_deadline(), None);
+        // With a reordering window of 2 ms, the time of packets 0 and 1 is up at 100 ms; packet 2
+        // arms the reordering timer for its deadline (sent at 2 ms + RACK.rtt 97 ms + 2 ms).
+        let mut rack = Rack::default();
+        for pn in 0..6 {
+            rack.on_send(ms(pn), pn, 1);
+        }
+        rack.on_delivered(ms(100), ms(3), 1, 3, false);
+        let lost: Vec<u64> = std::iter::from_fn(|| rack.next_lost(ms(100), Dur::from_millis(2), live)).collect();
+        assert_eq!(lost, vec![0, 1]);
+        assert_eq!(rack.reo_deadline(), Some(ms(101)));
+    }
+}
