@@ -2,13 +2,29 @@
 //! backoff, Limited Transmit (RFC 3042), and loss recovery Tahoe, Reno (RFC 5681 §3.2), NewReno
 //! (RFC 6582) and SACK (RFC 6675), all as ALGORITHMS.md §2 resolves them. Window arithmetic is
 //! delegated to the sans-IO [`Controller`] of `startlab-cc`.
+//!
+//! The sender is made of parts, each with its own state type and file:
+//!
+//! - **scoreboard** (`scoreboard.rs`): per-segment state of `[SND.UNA, SND.MAX)`, the SACKed runs
+//!   (O(log n) [`RangeSet`](crate::ranges::RangeSet) work), IsLost() and SetPipe(), RACK-TLP's
+//!   loss marks; `sack.rs` reads ACKs into it and runs NextSeg() from it.
+//! - **transmit** (`transmit.rs`, `pacer.rs`): what goes on the wire next, and the pacer's release.
+//! - **ACK processing** (`ack.rs`) and **loss events** (`loss.rs`): the cumulative ACK point,
+//!   duplicate ACKs and fast retransmit, the retransmission timeout.
+//! - **loss detection**: DupThresh (`dupthresh.rs`, over any set of acknowledged numbers) and
+//!   RACK (`rack.rs`, over send times); `rack_tlp.rs` runs RACK-TLP on this sender.
+//! - **window reduction**: the controller halves (`startlab-cc`); PRR (`prr.rs`), ns-3's PRR and
+//!   ns-2's Sack1 pipe (`ns3.rs`, `ns2.rs`) set cwnd through the episode.
+//! - **signals**: Quick-Start (`quick_start.rs`) and ECN (`ecn.rs`).
+//!
+//! The loss-detection and window-reduction parts take transport-neutral inputs (numbers, byte
+//! counts, send times) so that a packet-number transport can run them; each file says how.
 
-use crate::ranges::RangeSet;
 use crate::{Ack, RtoConfig, RtoEstimator};
 use startlab_cc::startup::{QsRequest, QuickStartEvent};
 use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
-use std::collections::VecDeque;
+use scoreboard::SegMeta;
 pub use variant::{PrrBound, Recovery};
 
 /// Sender configuration.
@@ -126,26 +142,6 @@ pub struct SenderStats {
     pub recovery_time: Dur,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct SegMeta {
-    /// Last transmission time.
-    sent: Time,
-    /// Transmissions so far.
-    tx: u16,
-    sacked: bool,
-    /// The SACK recovery episode (`Sender::episode`) in which this segment was last retransmitted;
-    /// it is "retransmitted in the current episode" (its retransmission counts in `pipe`) when
-    /// this equals the sender's current episode, so a new episode clears every mark in O(1).
-    rtx_episode: u32,
-    /// Sender's `delivered` count and its time when this segment was (last) sent, for rate samples.
-    delivered_at_send: u64,
-    delivered_time_at_send: Time,
-    /// RACK-TLP: deemed lost (by RACK or a timeout) and not SACKed since.
-    lost: bool,
-    /// RACK-TLP: a retransmission of it is in flight (Linux `TCPCB_SACKED_RETRANS`).
-    retrans: bool,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Handshake {
     Closed,
@@ -160,108 +156,105 @@ pub struct Sender {
     cc: Controller,
     rtt: RtoEstimator,
     handshake: Handshake,
+    /// The application has data from now on ([`Sender::start`]).
+    started: bool,
+    /// The SYN was retransmitted (the next SYN is marked so; Karn's rule for its RTT).
+    syn_retransmitted: bool,
+    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
+    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
+    handshake_rtt: Option<Dur>,
+
+    // The sequence space and transmission.
+    /// SND.UNA: the cumulative ACK point.
     snd_una: u64,
+    /// SND.NXT: the next byte to send (below `snd_max` after a timeout or Tahoe: go-back-N).
     snd_nxt: u64,
     /// One past the highest byte ever sent (`HighData + 1`).
     snd_max: u64,
-    /// Per-segment state for `[snd_una, snd_max)`; `segs[0]` is the segment starting at `snd_una`.
-    segs: VecDeque<SegMeta>,
-    /// The SACKed segments of `segs` as maximal runs of bytes (the RFC 6675 scoreboard's SACKed
-    /// sequences), so that IsLost(), SetPipe() and NextSeg() never walk the window.
-    sacked: RangeSet,
-    /// RFC 6675 IsLost() for every unSACKed segment at once: IsLost() is monotone (every SACKed
-    /// byte or run above a segment is also above every lower one), so the unSACKed segments
-    /// starting below this byte are lost and the others are not. Set with `pipe` on every ACK
-    /// while SACK blocks exist.
-    lost_below: u64,
-    /// Current SACK recovery episode (see `SegMeta::rtx_episode`); 0 is never current.
-    episode: u32,
-    /// Bytes of unSACKed segments retransmitted in the current episode (the second term of SetPipe()).
-    rtx_unsacked: u64,
-    /// `Ns3Prr` only: bytes of segments retransmitted in the current episode and SACKed since,
-    /// which ns-3 3.44 still counts in `pipe` until the cumulative ACK covers them.
-    rtx_sacked: u64,
-    /// Bytes newly SACKed by the ACK being processed (added to `delivered`).
-    sacked_bytes_pending: u64,
+    /// The receiver's advertised window.
     rwnd: u64,
+    /// With `app_limited`: bytes the application has handed over so far.
+    app_limit: u64,
+    /// A retransmission chosen to go out next (fast retransmit, a partial ACK's hole).
+    rtx_pending: Option<u64>,
+    /// Bytes sent by Limited Transmit since the last advance (not counted in FlightSize at entry).
+    lt_sent: u64,
+    /// The pacer's release times.
+    pacer: pacer::Pacer,
+    /// Last data transmission (for the idle restart).
+    last_send: Time,
+    /// The retransmission timer.
+    rto_deadline: Option<Time>,
+
+    // The scoreboard.
+    /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
+    sb: scoreboard::Scoreboard,
+
+    // Loss detection and recovery.
+    /// Duplicate ACKs since the last advance.
     dupacks: u32,
     in_recovery: bool,
     /// NewReno/Tahoe `recover` and SACK `RecoveryPoint`, as one past the highest byte (exclusive).
     recover: Option<u64>,
     /// One past the highest retransmitted byte in this SACK episode (`HighRxt + 1`).
     high_rxt: u64,
+    /// RFC 6675 `RescueRxt`: the `recover` of the episode's rescue retransmission.
     rescue_rxt: Option<u64>,
-    /// Highest SACKed byte + 1.
-    high_sacked: u64,
+    /// RFC 6675 `pipe` in a recovery episode of the scoreboard variants: SetPipe() at the last
+    /// ACK plus what was sent since.
     pipe: u64,
-    rtx_pending: Option<u64>,
-    lt_sent: u64,
+    /// NewReno's partial ACKs in this episode (RFC 6582 §4.1 Impatient timer).
     partial_acks: u32,
-    rto_deadline: Option<Time>,
-    /// Earliest departure of the next data segment under pacing (§0.6 `next_send_time`).
-    next_send: Time,
-    /// Transmission is held by the pacer until this time.
-    pacing_wait: Option<Time>,
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
-    started: bool,
-    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
-    delivered: u64,
-    delivered_time: Time,
-    syn_retransmitted: bool,
-    first_data: Option<Time>,
-    completed_at: Option<Time>,
-    stats: SenderStats,
-    /// The Quick-Start request has been put on a segment.
-    qs_sent: bool,
-    /// The Quick-Start request sent, until its echo (or its absence) is judged.
-    qs_awaiting: Option<QsRequest>,
-    /// The segment that carries the Quick-Start request: 0, or the first byte of a response that
-    /// restarted the startup after idle.
-    qs_seq: u64,
-    /// The pending request belongs to such a restart.
-    qs_restart: bool,
-    /// With `app_limited`: bytes the application has handed over so far.
-    app_limit: u64,
-    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
-    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
-    handshake_rtt: Option<Dur>,
-    /// Last data transmission (for the idle restart).
-    last_send: Time,
-    /// ECN is in use on this connection (asked for, and agreed or no handshake).
-    ecn_ok: bool,
-    /// `snd_max` at the last ECN reduction: no new one before an ACK covers data sent after it.
-    ecn_recover: Option<u64>,
-    /// Put CWR on the next new data segment.
-    cwr_pending: bool,
-    /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`).
-    prr: prr::Prr,
-    /// RACK-TLP's state (`RackTlp`, `Linux`).
-    rack: rack::Rack,
-    /// ns-2 Sack1's `pipe` counter in bytes during its fast recovery.
-    sack1_pipe: i64,
-    /// `Ns3Prr`: the ACK being processed cumulatively acknowledged a segment retransmitted in
-    /// this episode and not SACKed before (ns-3's `m_isRetransDataAcked`).
-    ns3_rtx_acked: bool,
-    /// `Ns3Prr`: the ACK being processed is a partial ACK of the episode.
-    ns3_partial_ack: bool,
-    /// `Ns3Prr`: a partial ACK lets one segment of new data out whatever the window.
-    ns3_forced_new: bool,
     /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
     /// sent before the timeout.
     rto_loss: bool,
+    /// RACK's detector (`RackTlp`, `Linux`).
+    rack: rack::Rack,
+    /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
+    tlp: rack_tlp::Tlp,
+
+    // Window reduction: each variant's own state.
+    /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`, `Ns3Prr`).
+    prr: prr::Prr,
+    /// ns-2 Sack1's `pipe` counter (`Sack1`).
+    sack1: ns2::Sack1State,
+    /// ns-3's flags beside PRR's counters (`Ns3Prr`).
+    ns3: ns3::Ns3State,
+
+    // Signals.
+    /// The Quick-Start request and its verdict.
+    qs: quick_start::QuickStartState,
+    /// ECN's agreement, reduction window and CWR mark.
+    ecn: ecn::EcnState,
+
+    // Delivery and results.
+    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
+    delivered: u64,
+    delivered_time: Time,
+    first_data: Option<Time>,
+    completed_at: Option<Time>,
+    stats: SenderStats,
     /// When the recovery in progress (fast, or after a timeout) began.
     recovery_since: Option<Time>,
 }
 
+mod ack;
+mod dupthresh;
+mod ecn;
 mod loss;
-mod variant;
 mod ns2;
 mod ns3;
+mod pacer;
 mod prr;
+mod quick_start;
 mod rack;
+mod rack_tlp;
 mod sack;
-mod signals;
+mod scoreboard;
+mod transmit;
+mod variant;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
@@ -279,27 +272,19 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            segs: VecDeque::new(),
-            sacked: RangeSet::default(),
-            lost_below: 0,
-            episode: 1,
-            rtx_unsacked: 0,
-            rtx_sacked: 0,
-            sacked_bytes_pending: 0,
+            sb: scoreboard::Scoreboard::new(cfg.mss as u64, cfg.dupthresh, cfg.recovery == Recovery::Ns3Prr),
             rwnd: u64::MAX,
             dupacks: 0,
             in_recovery: false,
             recover: None,
             high_rxt: 0,
             rescue_rxt: None,
-            high_sacked: 0,
             pipe: 0,
             rtx_pending: None,
             lt_sent: 0,
             partial_acks: 0,
             rto_deadline: None,
-            next_send: Time::ZERO,
-            pacing_wait: None,
+            pacer: pacer::Pacer::default(),
             timeout_streak: 0,
             started: false,
             delivered: 0,
@@ -308,22 +293,16 @@ impl Sender {
             first_data: None,
             completed_at: None,
             stats: SenderStats::default(),
-            qs_sent: false,
-            qs_awaiting: None,
-            qs_seq: 0,
-            qs_restart: false,
+            qs: quick_start::QuickStartState::default(),
             app_limit: 0,
             handshake_rtt: None,
             last_send: Time::ZERO,
-            ecn_ok: false,
-            ecn_recover: None,
-            cwr_pending: false,
+            ecn: ecn::EcnState::default(),
             prr: prr::Prr::default(),
             rack: rack::Rack::default(),
-            sack1_pipe: 0,
-            ns3_rtx_acked: false,
-            ns3_partial_ack: false,
-            ns3_forced_new: false,
+            tlp: rack_tlp::Tlp::default(),
+            sack1: ns2::Sack1State::default(),
+            ns3: ns3::Ns3State::default(),
             rto_loss: false,
             recovery_since: None,
         }
@@ -377,7 +356,7 @@ impl Sender {
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        [self.rto_deadline, self.pacing_wait, self.rack.reo_deadline, self.rack.tlp_deadline].into_iter().flatten().min()
+        [self.rto_deadline, self.pacer.deadline(), self.rack.reo_deadline(), self.tlp.deadline].into_iter().flatten().min()
     }
 
     /// Time spent in loss recovery by `now`: [`SenderStats::recovery_time`] plus the episode in
@@ -419,7 +398,7 @@ impl Sender {
         if !self.cfg.handshake {
             self.handshake = Handshake::Established;
             // Without a handshake there is nothing to negotiate: ECN is assumed agreed.
-            self.ecn_ok = self.cfg.ecn;
+            self.ecn.set_ok(self.cfg.ecn);
         }
     }
 
@@ -460,9 +439,7 @@ impl Sender {
                 let padded = bytes.div_ceil(self.mss()) * self.mss();
                 self.cc.restart_startup(self.rtt.srtt(), Some(padded), self.snd_max);
                 if self.cfg.quick_start.is_some() {
-                    self.qs_sent = false;
-                    self.qs_seq = self.snd_max;
-                    self.qs_restart = true;
+                    self.qs.restart_at(self.snd_max);
                 }
             }
         }
@@ -480,383 +457,28 @@ impl Sender {
         }
     }
 
+    /// The length of the segment starting at `seq` (as [`scoreboard::Span::seg_len`]).
     fn seg_len(&self, seq: u64) -> u32 {
         (self.data_end() - seq).min(self.mss()) as u32
     }
 
+    /// The sequence space as the scoreboard needs it.
+    fn span(&self) -> scoreboard::Span {
+        scoreboard::Span { una: self.snd_una, max: self.snd_max, end: self.data_end(), mss: self.mss() }
+    }
+
+    /// The scoreboard index of the segment that contains `seq`.
     fn idx(&self, seq: u64) -> usize {
         ((seq - self.snd_una) / self.mss()) as usize
     }
 
+    /// The first byte of the scoreboard's segment `idx`.
     fn seq_of(&self, idx: usize) -> u64 {
         self.snd_una + idx as u64 * self.mss()
     }
 
-    /// The next segment to put on the wire now, if the window, the receiver window and the
-    /// recovery state allow one. Call repeatedly until it returns `None`.
-    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
-        if !self.started || self.completed_at.is_some() {
-            return None;
-        }
-        match self.handshake {
-            Handshake::Closed => {
-                self.handshake = Handshake::SynSent { at: now, retransmitted: self.syn_retransmitted };
-                self.arm_timer(now);
-                let retransmit = self.syn_retransmitted;
-                // With a size threshold the request waits for the first data segment, when the
-                // first response's size is known.
-                let qs = if self.cfg.app_limited && self.cfg.startup_min_response > 0 { None } else { self.take_quick_start(retransmit) };
-                let setup = self.cfg.ecn;
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
-            }
-            Handshake::SynSent { .. } => return None,
-            Handshake::Established => {}
-        }
-        // §0.6: "A segment may leave only if now >= next_send_time and the window allows it."
-        if now < self.next_send && self.pacing_rate().is_some() {
-            self.pacing_wait = Some(self.next_send);
-            return None;
-        }
-        if self.cfg.recovery.rack() {
-            return self.rack_next_segment(now);
-        }
-        if let Some(seq) = self.rtx_pending.take() {
-            if seq >= self.snd_una && seq < self.snd_max {
-                return Some(self.emit(now, seq, true));
-            }
-        }
-        if self.in_recovery && self.cfg.recovery.rfc6675() {
-            return self.sack_next_segment(now);
-        }
-        if self.in_recovery && self.cfg.recovery == Recovery::Sack1 {
-            return self.sack1_next_segment(now);
-        }
-        // Go-back-N after a timeout or Tahoe: resend from snd_nxt, skipping SACKed segments.
-        if self.snd_nxt < self.snd_max {
-            self.snd_nxt = self.sacked.next_gap(self.snd_nxt);
-        }
-        if self.snd_nxt >= self.data_end() {
-            return None;
-        }
-        let seq = self.snd_nxt;
-        let len = self.seg_len(seq) as u64;
-        if seq >= self.snd_max && self.cc.send_limit().is_some_and(|limit| seq + len > limit) {
-            // The startup plug-in holds new data (Paced Start between trains).
-            return None;
-        }
-        let flight = self.snd_nxt - self.snd_una;
-        let wnd = (self.window_bytes() as u64).min(self.rwnd);
-        let rwnd_ok = flight + len <= self.rwnd;
-        if flight + len <= wnd {
-            return Some(self.emit(now, seq, seq < self.snd_max));
-        }
-        // RFC 3042: one new segment per duplicate ACK (the first two), FlightSize <= cwnd + 2*SMSS.
-        let lt_allow = self.dupacks.min(2) as u64 * self.mss();
-        if self.cfg.limited_transmit
-            && !self.in_recovery
-            && self.dupacks > 0
-            && seq == self.snd_max
-            && rwnd_ok
-            && flight + len <= self.window_bytes() as u64 + lt_allow
-        {
-            self.lt_sent += len;
-            return Some(self.emit(now, seq, false));
-        }
-        None
-    }
-
-    fn emit(&mut self, now: Time, seq: u64, retransmit: bool) -> Segment {
-        let len = self.seg_len(seq);
-        if let Some(rate) = self.pacing_rate() {
-            // §0.6: next_send_time = max(next_send_time, t) + size / rate (payload bytes).
-            self.next_send = self.next_send.max(now) + Dur::from_secs_f64(len as f64 / rate);
-        }
-        let end = seq + len as u64;
-        if end > self.snd_max {
-            debug_assert_eq!(seq, self.snd_max, "new data is sent in order");
-            if self.snd_una == self.snd_max {
-                // Nothing in flight: the rate interval starts now, not at the last delivery.
-                self.delivered_time = now;
-            }
-            self.segs.push_back(SegMeta {
-                sent: now,
-                tx: 1,
-                sacked: false,
-                rtx_episode: 0,
-                delivered_at_send: self.delivered,
-                delivered_time_at_send: self.delivered_time,
-                lost: false,
-                retrans: false,
-            });
-            self.snd_max = end;
-            if self.first_data.is_none() {
-                self.first_data = Some(now);
-            }
-            self.cc.on_data_sent(now, end);
-        } else {
-            let i = self.idx(seq);
-            let (delivered, delivered_time) = (self.delivered, self.delivered_time);
-            let m = &mut self.segs[i];
-            m.sent = now;
-            m.tx = m.tx.saturating_add(1);
-            m.delivered_at_send = delivered;
-            m.delivered_time_at_send = delivered_time;
-        }
-        if seq == self.snd_nxt {
-            self.snd_nxt = end;
-        }
-        if self.in_recovery {
-            self.prr.out += len as u64;
-        }
-        if self.cfg.recovery.rack() {
-            self.rack_on_send(now, seq, retransmit);
-        }
-        self.last_send = now;
-        self.stats.packets_sent += 1;
-        if retransmit {
-            self.stats.retransmissions += 1;
-            self.cc.on_retransmit(len as u64);
-        }
-        if self.rto_deadline.is_none() {
-            self.arm_timer(now);
-        }
-        let on_syn = self.cfg.handshake && !self.qs_restart && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
-        let qs = if on_syn || seq != self.qs_seq { None } else { self.take_quick_start(retransmit) };
-        // RFC 3168 §6.1.5: retransmitted segments are not ECT; CWR goes on the next new data.
-        let ect = self.ecn_ok && !retransmit;
-        let cwr = ect && std::mem::take(&mut self.cwr_pending);
-        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
-    }
-
     fn arm_timer(&mut self, now: Time) {
         self.rto_deadline = Some(now + self.rtt.rto());
-    }
-
-    /// An ACK arrived. Returns the bytes it newly acknowledged cumulatively.
-    pub fn on_ack(&mut self, now: Time, ack: &Ack) -> u64 {
-        if ack.syn_ack {
-            if let Handshake::SynSent { at, retransmitted } = self.handshake {
-                self.handshake = Handshake::Established;
-                // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
-                self.ecn_ok = self.cfg.ecn && ack.ece;
-                self.rto_deadline = None;
-                if let Some(req) = self.qs_awaiting.take() {
-                    // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
-                    self.quick_start_verdict(req, ack, (!retransmitted).then(|| now - at));
-                }
-                if retransmitted {
-                    // RFC 6298 §5.7: a retransmitted SYN means RTO = 3 s once data flows.
-                    self.rtt.raise_to(Dur::from_secs(3));
-                } else {
-                    self.rtt.on_sample(now - at);
-                    // The startup plug-in may size and pace the first flight (Jump-Start) on
-                    // the data queued now; an application-limited sender with nothing queued
-                    // yet waits for its first response (a server learns the response size when
-                    // the request arrives, after the handshake).
-                    if !self.cfg.app_limited {
-                        self.cc.on_handshake(now - at, self.cfg.size);
-                    } else if self.app_limit > self.snd_max {
-                        self.first_response_startup(now - at, self.app_limit - self.snd_max);
-                    } else {
-                        self.handshake_rtt = Some(now - at);
-                    }
-                }
-            }
-            return 0;
-        }
-        if self.handshake != Handshake::Established || ack.ack > self.snd_max {
-            return 0;
-        }
-        self.rwnd = ack.rwnd;
-        let flight_before = self.snd_nxt - self.snd_una;
-        let delivered_before = self.delivered;
-        let was_in_recovery = self.in_recovery;
-        self.ns3_rtx_acked = false;
-        self.ns3_partial_ack = false;
-        // The highest SACKed byte before this ACK (Linux `prior_fack`): a segment this ACK
-        // covers cumulatively shows reordering only if it lies below what was SACKed before.
-        let prior_fack = self.high_sacked;
-        self.update_scoreboard(now, ack);
-        let newly_sacked = self.sacked_bytes_pending > 0;
-        self.update_delivered_by_sack(now, ack);
-        let newly_acked = ack.ack.saturating_sub(self.snd_una);
-        if newly_acked > 0 {
-            self.on_advance(now, ack, flight_before, prior_fack);
-        } else if ack.ack == self.snd_una && self.snd_max > self.snd_una && (newly_sacked || self.cfg.recovery != Recovery::Ns3Prr) {
-            // ns-3 counts an ACK as a duplicate only when it SACKs new data (RFC 6675 §2).
-            self.on_dupack(now);
-        }
-        let delivered = self.delivered - delivered_before;
-        let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
-        let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
-        let lost_before = self.lost_below;
-        if self.cfg.recovery.rfc6675() && (!self.sacked.is_empty() || prr || ns3) {
-            self.recompute_lost_and_pipe();
-        }
-        if prr {
-            // Newly lost: an unSACKed segment between the old lost bound and the new one.
-            let newly_lost = self.lost_below > lost_before && self.sacked.next_gap(lost_before.max(self.snd_una)) < self.lost_below;
-            self.prr_on_ack(delivered, self.pipe, newly_acked > 0, newly_lost);
-        }
-        if ns3 {
-            self.ns3_on_ack(delivered, newly_sacked, !was_in_recovery);
-        }
-        if self.cfg.recovery.rack() {
-            self.rack_on_ack(now, delivered, newly_acked > 0);
-        }
-        self.account_recovery(now);
-        if ack.ece && self.ecn_ok {
-            self.on_ece(now);
-        }
-        // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
-        // covers that segment without one means the request never arrived.
-        if self.qs_awaiting.is_some() && (ack.qs.is_some() || ack.ack > self.qs_seq) {
-            if let Some(req) = self.qs_awaiting.take() {
-                self.quick_start_verdict(req, ack, self.rtt.srtt());
-            }
-        }
-        newly_acked
-    }
-}
-
-impl Sender {
-
-    /// The cumulative ACK point moved to `a.ack`; `prior_fack` is the highest SACKed byte before
-    /// the ACK's SACK blocks were read.
-    fn on_advance(&mut self, now: Time, a: &Ack, flight_before: u64, prior_fack: u64) {
-        let ack = a.ack;
-        let newly = ack - self.snd_una;
-        // Karn: samples only from segments sent once and not SACKed before (ALGORITHMS.md §2.5):
-        // the oldest newly acked feeds the RTO estimator (Linux seq_rtt), the newest the
-        // congestion controller (Linux ca_rtt).
-        let acked_segs = self.idx(ack.min(self.snd_max) - 1) + 1;
-        let oldest = self.segs[0];
-        let newest = self.segs[acked_segs - 1];
-        let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
-        if valid(oldest) {
-            self.rtt.on_sample(now - oldest.sent);
-            self.rack.on_rtt_sample(now - oldest.sent);
-        }
-        let ca_rtt = valid(newest).then(|| now - newest.sent);
-        if let Some(rtt) = ca_rtt {
-            self.rack.on_rtt_sample(rtt);
-        }
-        let mut fresh = 0;
-        let rack_on = self.cfg.recovery.rack();
-        for i in 0..acked_segs {
-            let seq = self.seq_of(i);
-            let len = self.seg_len(seq) as u64;
-            let m = &mut self.segs[i];
-            if m.sacked && m.rtx_episode == self.episode && self.cfg.recovery == Recovery::Ns3Prr {
-                self.rtx_sacked -= len;
-            }
-            if !m.sacked {
-                fresh += len;
-                if m.rtx_episode == self.episode {
-                    self.rtx_unsacked -= len;
-                    self.ns3_rtx_acked = true;
-                }
-                if rack_on {
-                    self.rack.on_delivered(now, m, seq, len, seq + len <= prior_fack);
-                }
-            }
-        }
-        self.segs.drain(..acked_segs);
-        self.sacked.remove_below(ack);
-        // Bytes beyond the last segment boundary (a short last segment) are covered by `newly`.
-        self.delivered += fresh.min(newly);
-        self.delivered_time = now;
-        let rate_sample = (newest.delivered_time_at_send < now).then(|| RateSample {
-            delivered: self.delivered - newest.delivered_at_send,
-            interval: now - newest.delivered_time_at_send,
-        });
-        self.snd_una = ack;
-        self.snd_nxt = self.snd_nxt.max(ack);
-        self.high_rxt = self.high_rxt.max(ack);
-        self.dupacks = 0;
-        self.lt_sent = 0;
-        self.timeout_streak = 0;
-        if self.sacked.is_empty() {
-            self.high_sacked = self.snd_una;
-        }
-        let mss = self.mss() as f64;
-        let mut restart_timer = true;
-        if self.in_recovery {
-            match self.cfg.recovery {
-                // Tahoe collapses the window instead of entering fast recovery.
-                Recovery::Tahoe => debug_assert!(false, "Tahoe never enters fast recovery"),
-                Recovery::Reno => self.exit_recovery(now, self.ssthresh_bytes()),
-                Recovery::NewReno => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        // RFC 6582 §3.2 step 3, option 1: min(ssthresh, max(FlightSize, SMSS) + SMSS).
-                        let flight = (self.snd_nxt - self.snd_una) as f64;
-                        let w = self.ssthresh_bytes().min(flight.max(mss) + mss);
-                        self.exit_recovery(now, w);
-                    } else {
-                        // Partial ACK: retransmit the next hole, deflate by the amount acked, add
-                        // back one SMSS if at least one SMSS was acked.
-                        self.rtx_pending = Some(self.snd_una);
-                        let mut w = self.cc.cwnd() - newly as f64;
-                        if newly >= self.mss() {
-                            w += mss;
-                        }
-                        self.cc.set_recovery_cwnd(w);
-                        self.partial_acks += 1;
-                        restart_timer = !self.cfg.newreno_impatient || self.partial_acks == 1;
-                    }
-                }
-                Recovery::Sack | Recovery::Prr(_) | Recovery::RackTlp | Recovery::Linux => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    }
-                }
-                Recovery::Ns3Prr => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    } else {
-                        self.ns3_partial_ack = true;
-                    }
-                }
-                Recovery::Sack1 => {
-                    if self.recover.is_some_and(|r| ack >= r) {
-                        self.exit_recovery(now, self.ssthresh_bytes());
-                    } else {
-                        // ns-2 Sack1: a partial ACK takes two segments out of `pipe`.
-                        self.sack1_pipe -= 2 * self.mss() as i64;
-                    }
-                }
-            }
-        } else {
-            let cwnd = self.cc.cwnd();
-            // RFC 7661 / Linux tcp_is_cwnd_limited: in slow start, growth needs the flight to have
-            // used more than half the window; in avoidance, the whole window less one segment.
-            let cwnd_limited = if self.cc.phase() == Phase::SlowStart {
-                2.0 * flight_before as f64 > cwnd
-            } else {
-                flight_before as f64 + mss >= cwnd
-            };
-            self.cc.on_ack(&AckEvent {
-                now,
-                newly_acked: newly,
-                ack_seq: ack,
-                snd_nxt: self.snd_nxt,
-                rtt: ca_rtt,
-                flight_size: self.snd_nxt - self.snd_una,
-                cwnd_limited,
-                acked_segments: a.segments,
-                timer_triggered: a.timer_triggered,
-                delivered: self.delivered,
-                rate_sample,
-            });
-        }
-        if self.cfg.size.is_some_and(|s| self.snd_una >= s) {
-            self.completed_at = Some(now);
-            self.rto_deadline = None;
-        } else if self.snd_una == self.snd_max {
-            self.rto_deadline = None;
-        } else if restart_timer {
-            self.arm_timer(now);
-        }
     }
 
     fn ssthresh_bytes(&self) -> f64 {

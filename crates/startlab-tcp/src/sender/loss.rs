@@ -8,7 +8,7 @@ impl Sender {
         self.in_recovery = false;
         self.partial_acks = 0;
         self.pipe = 0;
-        self.ns3_forced_new = false;
+        self.ns3.end_episode();
         self.cc.on_recovery_exit(now, cwnd);
     }
 
@@ -20,7 +20,7 @@ impl Sender {
                 self.cc.set_recovery_cwnd(self.cc.cwnd() + self.mss() as f64);
             }
             if self.cfg.recovery == Recovery::Sack1 {
-                self.sack1_pipe -= self.mss() as i64;
+                self.sack1.on_dupack(self.mss());
             }
             return;
         }
@@ -75,16 +75,16 @@ impl Sender {
                 self.in_recovery = true;
                 self.rescue_rxt = None;
                 self.high_rxt = self.snd_una;
-                self.new_episode();
+                self.sb.new_episode();
                 // RFC 6675 §5 step 4.2: retransmit the first segment, not a NextSeg() choice.
                 self.rtx_pending = Some(self.snd_una);
                 self.mark_retransmitted_in_episode(0);
                 self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
                 if self.cfg.recovery == Recovery::Ns3Prr {
-                    self.prr_enter(flight);
+                    self.prr = prr::Prr::enter(flight);
                 } else {
                     // RFC 6937: RecoverFS = snd.nxt - snd.una.
-                    self.prr_enter(self.snd_nxt - self.snd_una);
+                    self.prr = prr::Prr::enter(self.snd_nxt - self.snd_una);
                 }
             }
             Recovery::Sack1 => self.sack1_enter(),
@@ -94,10 +94,8 @@ impl Sender {
 
     /// The retransmission timer fired at `now` (the driver calls this at `next_timeout()`).
     pub fn on_timer(&mut self, now: Time) {
-        if self.pacing_wait.is_some_and(|t| t <= now) {
-            // The pacer releases the sender; the driver polls for segments next.
-            self.pacing_wait = None;
-        }
+        // The pacer releases the sender; the driver polls for segments next.
+        self.pacer.on_timer(now);
         if self.cfg.recovery.rack() && self.rack_on_timer(now) {
             // The loss probe took the place of the timeout (the driver polls for it next).
             self.account_recovery(now);
@@ -146,7 +144,7 @@ impl Sender {
         // everything sent so far. SACK marks are kept (ALGORITHMS.md §2.6 lab choice).
         self.in_recovery = false;
         self.partial_acks = 0;
-        self.ns3_forced_new = false;
+        self.ns3.end_episode();
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.lt_sent = 0;
@@ -162,7 +160,7 @@ impl Sender {
             _ => self.snd_nxt = self.snd_una,
         }
         self.high_rxt = self.snd_una;
-        self.new_episode();
+        self.sb.new_episode();
         self.rto_loss = true;
         self.arm_timer(now);
         self.account_recovery(now);

@@ -23,24 +23,57 @@
 use super::{Segment, Sender};
 use startlab_units::Time;
 
+/// Sack1's `pipe` counter in bytes during its fast recovery (signed: ns-2 lets it go below 0).
+/// It counts segments by their size and never reads a sequence number.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Sack1State {
+    pipe: i64,
+}
+
+impl Sack1State {
+    /// Fast recovery starts with `outstanding` bytes sent and unacknowledged: `pipe` is that
+    /// less DupThresh segments of `mss` bytes.
+    pub(super) fn enter(&mut self, outstanding: u64, dupthresh: u32, mss: u64) {
+        self.pipe = outstanding as i64 - dupthresh as i64 * mss as i64;
+    }
+
+    /// A further duplicate ACK takes one segment out.
+    pub(super) fn on_dupack(&mut self, mss: u64) {
+        self.pipe -= mss as i64;
+    }
+
+    /// A partial ACK takes two segments out.
+    pub(super) fn on_partial_ack(&mut self, mss: u64) {
+        self.pipe -= 2 * mss as i64;
+    }
+
+    /// A segment may leave: `pipe` leaves a segment's room in the window of `window` bytes.
+    pub(super) fn has_room(&self, window: f64, mss: u64) -> bool {
+        self.pipe + mss as i64 <= window as i64
+    }
+
+    /// A segment of `len` bytes left.
+    pub(super) fn on_send(&mut self, len: u32) {
+        self.pipe += len as i64;
+    }
+}
+
 impl Sender {
     /// Fast recovery starts (the controller has set ssthresh and cwnd).
     pub(super) fn sack1_enter(&mut self) {
         self.in_recovery = true;
-        let dup = self.cfg.dupthresh as i64 * self.mss() as i64;
-        self.sack1_pipe = (self.snd_max - self.snd_una) as i64 - dup;
+        self.sack1.enter(self.snd_max - self.snd_una, self.cfg.dupthresh, self.mss());
         self.rtx_pending = Some(self.snd_una);
         self.high_rxt = self.snd_una + self.seg_len(self.snd_una) as u64;
     }
 
     /// The next segment of Sack1's fast recovery.
     pub(super) fn sack1_next_segment(&mut self, now: Time) -> Option<Segment> {
-        let mss = self.mss() as i64;
-        if self.sack1_pipe + mss > self.window_bytes() as i64 {
+        if !self.sack1.has_room(self.window_bytes(), self.mss()) {
             return None;
         }
-        let from = self.high_rxt.max(self.snd_una);
-        let hole = (from < self.snd_max).then(|| self.sacked.next_gap(from)).filter(|&seq| seq < self.high_sacked);
+        // The next hole above the last retransmitted segment (NextSeg()'s candidate).
+        let hole = self.next_seg_candidate();
         let seg = if let Some(seq) = hole {
             let seg = self.emit(now, seq, true);
             self.high_rxt = seq + seg.len as u64;
@@ -53,16 +86,12 @@ impl Sender {
             self.snd_nxt = self.snd_max;
             self.emit(now, seq, false)
         };
-        self.sack1_pipe += seg.len as i64;
+        self.sack1.on_send(seg.len);
         Some(seg)
     }
 
     /// A timeout: the scoreboard is cleared. O(window) once per timeout.
     pub(super) fn sack1_on_timeout(&mut self) {
-        for m in self.segs.iter_mut() {
-            m.sacked = false;
-        }
-        self.sacked = Default::default();
-        self.high_sacked = self.snd_una;
+        self.sb.clear_sacks(self.snd_una);
     }
 }

@@ -27,8 +27,83 @@
 //! retransmission (RFC 6675 rule 4). Not modelled: ns-3 keeps the retransmitted mark across
 //! recovery episodes until a timeout (here it is per episode, which differs only when an episode
 //! starts with retransmissions of the previous one outstanding).
+//!
+//! **Transport.** [`Ns3State::do_recovery`] is ns-3's PRR arithmetic over byte counts and
+//! [`Prr`]'s counters, like RFC 6937's in `prr.rs`; the rest (the partial-ACK retransmission,
+//! `BytesInFlight()`) is ns-3's TCP and reads the scoreboard.
 
+use super::prr::Prr;
 use super::{Recovery, Sender};
+
+/// ns-3's per-ACK and per-episode flags beside PRR's counters (`Recovery::Ns3Prr`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Ns3State {
+    /// The ACK being processed cumulatively acknowledged a segment retransmitted in this episode
+    /// and not SACKed before (ns-3's `m_isRetransDataAcked`).
+    rtx_acked: bool,
+    /// The ACK being processed is a partial ACK of the episode.
+    partial_ack: bool,
+    /// A partial ACK lets one segment of new data out whatever the window.
+    forced_new: bool,
+}
+
+impl Ns3State {
+    /// An ACK arrives: its flags start clear.
+    pub(super) fn begin_ack(&mut self) {
+        self.rtx_acked = false;
+        self.partial_ack = false;
+    }
+
+    /// The ACK cumulatively acknowledges a segment retransmitted in the episode, unSACKed before.
+    pub(super) fn on_rtx_acked(&mut self) {
+        self.rtx_acked = true;
+    }
+
+    /// The ACK is a partial ACK of the episode.
+    pub(super) fn on_partial_ack(&mut self) {
+        self.partial_ack = true;
+    }
+
+    /// The episode ends (or a timeout): no forced segment is owed.
+    pub(super) fn end_episode(&mut self) {
+        self.forced_new = false;
+    }
+
+    /// One segment of new data is owed, taken.
+    pub(super) fn take_forced_new(&mut self) -> bool {
+        std::mem::take(&mut self.forced_new)
+    }
+
+    /// `TcpPrrRecovery::DoRecovery` of ns-3 3.44, with its 32-bit arithmetic: the new cwnd in
+    /// bytes, or `None` when nothing counts as delivered. `pipe`, `ssthresh` and `mss` in bytes.
+    pub(super) fn do_recovery(&self, prr: &mut Prr, delivered: u64, dupack: bool, pipe: u64, ssthresh: u32, mss: u32) -> Option<f64> {
+        let mut delivered = delivered as u32;
+        if dupack && (prr.delivered as u32) < prr.recover_fs as u32 {
+            delivered = delivered.wrapping_add(mss);
+        }
+        if delivered == 0 {
+            return None;
+        }
+        prr.delivered = (prr.delivered as u32).wrapping_add(delivered) as u64;
+        let (prr_delivered, prr_out, recover_fs) = (prr.delivered as u32, prr.out as u32, prr.recover_fs as u32);
+        let pipe = pipe as u32;
+        let send_count: i32 = if pipe > ssthresh {
+            // ceil(m_prrDelivered * m_ssThresh * 1.0 / m_recoveryFlightSize) - m_prrOut, the
+            // product in 32 bits; the double is converted to int when assigned.
+            let quotient = (prr_delivered.wrapping_mul(ssthresh) as f64 / recover_fs as f64).ceil() - prr_out as f64;
+            quotient as i32
+        } else {
+            // int limit = std::max(m_prrDelivered - m_prrOut, deliveredBytes): unsigned.
+            let mut limit = prr_delivered.wrapping_sub(prr_out).max(delivered) as i32;
+            if self.rtx_acked {
+                limit = limit.wrapping_add(mss as i32);
+            }
+            limit.min(ssthresh.wrapping_sub(pipe) as i32)
+        };
+        let send_count = send_count.max(if prr_out > 0 { 0 } else { mss as i32 });
+        Some(pipe.wrapping_add(send_count as u32) as f64)
+    }
+}
 
 impl Sender {
     /// ns-3's `BytesInFlight()` as `TcpSocketBase::EnterRecovery` reads it, before the entry
@@ -52,7 +127,7 @@ impl Sender {
         if newly_sacked || started_here {
             self.ns3_do_recovery(delivered, true);
         }
-        if self.ns3_partial_ack && !started_here {
+        if self.ns3.partial_ack && !started_here {
             if delivered >= mss {
                 self.ns3_do_recovery(delivered, false);
             }
@@ -60,35 +135,12 @@ impl Sender {
         }
     }
 
-    /// `TcpPrrRecovery::DoRecovery` of ns-3 3.44, with its 32-bit arithmetic.
+    /// ns-3's PRR step: cwnd from [`Ns3State::do_recovery`].
     fn ns3_do_recovery(&mut self, delivered: u64, dupack: bool) {
-        let mss = self.mss() as u32;
-        let mut delivered = delivered as u32;
-        if dupack && (self.prr.delivered as u32) < self.prr.recover_fs as u32 {
-            delivered = delivered.wrapping_add(mss);
+        let (ssthresh, mss) = (self.ssthresh_bytes().floor() as u32, self.mss() as u32);
+        if let Some(cwnd) = self.ns3.do_recovery(&mut self.prr, delivered, dupack, self.pipe, ssthresh, mss) {
+            self.cc.set_recovery_cwnd(cwnd);
         }
-        if delivered == 0 {
-            return;
-        }
-        self.prr.delivered = (self.prr.delivered as u32).wrapping_add(delivered) as u64;
-        let (prr_delivered, prr_out, recover_fs) = (self.prr.delivered as u32, self.prr.out as u32, self.prr.recover_fs as u32);
-        let ssthresh = self.ssthresh_bytes().floor() as u32;
-        let pipe = self.pipe as u32;
-        let send_count: i32 = if pipe > ssthresh {
-            // ceil(m_prrDelivered * m_ssThresh * 1.0 / m_recoveryFlightSize) - m_prrOut, the
-            // product in 32 bits; the double is converted to int when assigned.
-            let quotient = (prr_delivered.wrapping_mul(ssthresh) as f64 / recover_fs as f64).ceil() - prr_out as f64;
-            quotient as i32
-        } else {
-            // int limit = std::max(m_prrDelivered - m_prrOut, deliveredBytes): unsigned.
-            let mut limit = prr_delivered.wrapping_sub(prr_out).max(delivered) as i32;
-            if self.ns3_rtx_acked {
-                limit = limit.wrapping_add(mss as i32);
-            }
-            limit.min(ssthresh.wrapping_sub(pipe) as i32)
-        };
-        let send_count = send_count.max(if prr_out > 0 { 0 } else { mss as i32 });
-        self.cc.set_recovery_cwnd(pipe.wrapping_add(send_count as u32) as f64);
     }
 
     /// ns-3's `DoRetransmit()` on a partial ACK: unless the new first segment is a retransmission
@@ -96,19 +148,19 @@ impl Sender {
     /// i.e. the lowest lost segment not retransmitted in the episode, or else new data, or else
     /// the first segment again.
     fn ns3_partial_retransmit(&mut self) {
-        if self.snd_una >= self.snd_max || self.segs[0].rtx_episode == self.episode {
+        if self.snd_una >= self.snd_max || self.sb.rtx_in_episode(0) {
             return;
         }
-        let lost = self.next_seg_candidate().filter(|&seq| seq < self.lost_below);
+        let lost = self.next_seg_candidate().filter(|&seq| seq < self.sb.lost_below());
         if lost.is_none() && self.sack_new_data_ok() {
-            self.ns3_forced_new = true;
+            self.ns3.forced_new = true;
             return;
         }
         let seq = lost.unwrap_or(self.snd_una);
         let i = self.idx(seq);
         let len = self.seg_len(seq) as u64;
         self.rtx_pending = Some(seq);
-        if self.segs[i].rtx_episode != self.episode {
+        if !self.sb.rtx_in_episode(i) {
             self.mark_retransmitted_in_episode(i);
             self.pipe += len;
         }

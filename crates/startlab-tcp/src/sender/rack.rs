@@ -1,4 +1,5 @@
-//! RACK-TLP (RFC 8985) for `Recovery::RackTlp` and `Recovery::Linux`.
+//! RACK (RFC 8985 §6): time-based loss detection, the detector alone. `rack_tlp.rs` runs it on
+//! the TCP sender for `Recovery::RackTlp` and `Recovery::Linux`, with the tail loss probe.
 //!
 //! **Loss detection.** Each ACK moves `RACK.xmit_ts` to the latest send time among the segments
 //! it delivers (cumulatively or by SACK; a retransmitted segment counts only if its RTT is at
@@ -13,49 +14,40 @@
 //! the highest byte SACKed before the ACK (Linux `prior_fack`): an ACK that SACKs past a hole and
 //! also covers a segment its receiver held for a delayed ACK shows no reordering.
 //!
-//! **Tail loss probe.** Outside recovery, with data outstanding and the window full, each ACK
-//! and each new segment arms the probe timeout `PTO = 2·SRTT` (plus 200 ms when one segment is
-//! outstanding, as RFC 8985's worst-case delayed ACK; Linux adds two 1 ms jiffies otherwise),
-//! never later than the RTO. When it fires, one new segment leaves regardless of cwnd, or, with
-//! none to send, the highest unSACKed segment again; the RTO is re-armed. If a retransmitted probe
-//! is then covered by an ACK that advances SND.UNA, it repaired a loss: the window is reduced
-//! once (enter and leave recovery), as Linux's CWR does.
-//!
-//! **Timeout.** Every unSACKed outstanding segment is marked lost (Linux `tcp_enter_loss`) and
-//! retransmissions in flight are forgotten; the lost segments then go out in sequence order as
-//! slow start opens the window, while RACK keeps finding retransmissions lost again.
-//!
 //! **Cost.** Every transmission enters a queue in send order. Detection walks it from the front,
 //! drops entries that are stale (acknowledged, SACKed, marked lost or sent again since) and stops
 //! at the first segment sent after `RACK.xmit_ts` or whose time is not up, so each entry is
-//! visited a bounded number of times and an ACK costs O(1) amortised plus O(log n) per segment
-//! marked lost or SACKed, whatever the window. A timeout walks the window once.
+//! visited a bounded number of times and an ACK costs O(1) amortised plus the caller's cost per
+//! segment marked lost.
+//!
+//! **Transport.** [`Rack`] knows transmissions only as `(send time, id, transmission count)` and
+//! deliveries as `(send time, transmission count, order key)`; whether a queued transmission is
+//! still in flight, and what "below the highest acknowledged" means, is the caller's answer. TCP
+//! passes a segment's first byte as its id, its end byte as its order key (RFC 8985's
+//! `RACK.end_seq` breaks ties between segments sent at the same time) and counts transmissions,
+//! because a retransmission reuses the sequence number and its ACK is ambiguous (Karn). A
+//! packet-number transport (QUIC, RFC 9002 §6.1.2) passes the packet number as both id and order
+//! key and a transmission count of 1 (a retransmission is a new packet, so no ACK is ambiguous and
+//! the minimum-RTT guard never applies); `below_fack` is "below the largest packet number
+//! acknowledged before this ACK"; the reordering window it passes is RFC 9002's
+//! `kTimeThreshold · max(smoothed_rtt, latest_rtt)` less `RACK.rtt` if it wants RFC 9002's rule
+//! exactly, or Linux's as here.
 //!
 //! **Where this differs from RFC 8985 / Linux** (startlab's choices):
 //! - The reordering timer is set for the earliest waiting segment, not the latest: each
 //!   segment is marked at its own deadline. This only matters before recovery with fewer than
 //!   DupThresh segments SACKed (the window is 0 otherwise).
 //! - min_RTT is the minimum over the connection (Linux keeps a 5-minute windowed minimum).
-//! - The receiver models send no DSACK: the reordering window never widens, and a
-//!   retransmitted probe whose ACK advances SND.UNA always counts as a repaired loss.
+//! - The receiver models send no DSACK: the reordering window never widens.
 //! - Linux pads the reordering timer with two jiffies; the simulator does not.
 
-use super::{Handshake, Recovery, Segment, SegMeta, Sender};
-use startlab_cc::{CongestionEvent, CongestionKind};
 use startlab_units::{Dur, Time};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
-/// RFC 8985 §7.2's worst-case delayed-ACK time added to the PTO with one segment outstanding.
-const WC_DEL_ACK: Dur = Dur(200_000_000);
-/// Linux's `TCP_TIMEOUT_MIN` (two jiffies at HZ = 1000) added to the PTO otherwise.
-const LINUX_TIMEOUT_MIN: Dur = Dur(2_000_000);
-/// PTO before any RTT sample (RFC 8985 §7.2, Linux `TCP_TIMEOUT_INIT`).
-const PTO_INIT: Dur = Dur(1_000_000_000);
-
-/// RACK-TLP state.
+/// RACK's detector state.
 #[derive(Debug, Default)]
 pub(super) struct Rack {
-    /// `RACK.xmit_ts` and `RACK.end_seq` of the latest-sent delivered segment.
+    /// `RACK.xmit_ts` and `RACK.end_seq` (the order key) of the latest-sent delivered segment.
     xmit: Option<(Time, u64)>,
     /// `RACK.rtt`: the RTT of that segment.
     rtt: Dur,
@@ -65,55 +57,36 @@ pub(super) struct Rack {
     reord_seen: bool,
     /// `RACK.xmit_ts` moved since the last detection.
     advanced: bool,
-    /// Every transmission in send order: (time, first byte, transmission count).
+    /// Every transmission in send order: (time, id, transmission count).
     sent: VecDeque<(Time, u64, u16)>,
-    /// First bytes of segments marked lost and not sent again since.
-    lost: BTreeSet<u64>,
-    /// Bytes of unSACKed segments marked lost (Linux `lost_out`).
-    pub(super) lost_bytes: u64,
-    /// Bytes of retransmissions in flight (Linux `retrans_out`).
-    pub(super) retrans_bytes: u64,
-    /// Segments marked lost by the detection in progress.
-    newly_lost: u64,
     /// The reordering timer.
-    pub(super) reo_deadline: Option<Time>,
-    /// The probe timer.
-    pub(super) tlp_deadline: Option<Time>,
-    /// The probe timer fired: the next transmission is the probe.
-    tlp_fire: bool,
-    /// `TLP.end_seq`: SND.NXT after the probe, until an ACK settles it.
-    tlp_end: Option<u64>,
-    /// The probe was a retransmission.
-    tlp_retrans: bool,
+    reo_deadline: Option<Time>,
 }
 
-/// RFC 8985 `RACK_sent_after`: (t1, seq1) was sent after (t2, seq2).
+/// RFC 8985 `RACK_sent_after`: (t1, key1) was sent after (t2, key2).
 fn sent_after((t1, s1): (Time, u64), (t2, s2): (Time, u64)) -> bool {
     t1 > t2 || (t1 == t2 && s1 > s2)
 }
 
 impl Rack {
+    /// A transmission of `id` (its `tx`-th) at `now` enters the send-order queue.
+    pub(super) fn on_send(&mut self, now: Time, id: u64, tx: u16) {
+        self.sent.push_back((now, id, tx));
+    }
+
     /// A segment delivered by the ACK being processed at `now` (cumulatively for the first time,
-    /// or newly SACKed); `below_fack` when it lies below the highest byte SACKed before.
-    pub(super) fn on_delivered(&mut self, now: Time, m: &mut SegMeta, seq: u64, len: u64, below_fack: bool) {
-        if m.lost {
-            m.lost = false;
-            self.lost_bytes -= len;
-            self.lost.remove(&seq);
-        }
-        if m.retrans {
-            m.retrans = false;
-            self.retrans_bytes -= len;
-        }
-        if m.tx == 1 && below_fack {
+    /// or newly SACKed): last sent at `sent`, its `tx`-th transmission, with order key `key`;
+    /// `below_fack` when it lies below the highest byte SACKed before.
+    pub(super) fn on_delivered(&mut self, now: Time, sent: Time, tx: u16, key: u64, below_fack: bool) {
+        if tx == 1 && below_fack {
             self.reord_seen = true;
         }
-        let rtt = now - m.sent;
-        if m.tx > 1 && self.min_rtt.is_none_or(|min| rtt < min) {
+        let rtt = now - sent;
+        if tx > 1 && self.min_rtt.is_none_or(|min| rtt < min) {
             // Possibly the ACK of an earlier transmission.
             return;
         }
-        let cand = (m.sent, seq + len);
+        let cand = (sent, key);
         if self.xmit.is_none_or(|x| sent_after(cand, x)) {
             self.xmit = Some(cand);
             self.rtt = rtt;
@@ -125,317 +98,109 @@ impl Rack {
     pub(super) fn on_rtt_sample(&mut self, rtt: Dur) {
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
-}
 
-impl Sender {
-    /// RACK has seen reordering (a segment sent once delivered below the highest SACKed byte).
+    /// Reordering has been seen.
     #[cfg(test)]
     pub(super) fn reordering_seen(&self) -> bool {
-        self.rack.reord_seen
+        self.reord_seen
     }
 
-    /// RACK's in-flight estimate (Linux `tcp_packets_in_flight`, in bytes): outstanding, less
-    /// SACKed, less lost, plus retransmissions in flight.
-    pub(super) fn rack_pipe(&self) -> u64 {
-        (self.snd_max - self.snd_una - self.sacked.bytes() - self.rack.lost_bytes) + self.rack.retrans_bytes
+    /// `RACK.xmit_ts` moved since the last call: a detection is due.
+    pub(super) fn take_advanced(&mut self) -> bool {
+        std::mem::take(&mut self.advanced)
     }
 
-    /// The next segment under RACK-TLP: a pending probe (regardless of cwnd), the lowest lost
-    /// segment, or new data, while the in-flight estimate leaves room for it.
-    pub(super) fn rack_next_segment(&mut self, now: Time) -> Option<Segment> {
-        if std::mem::take(&mut self.rack.tlp_fire) {
-            if let Some(seg) = self.tlp_probe(now) {
-                return Some(seg);
-            }
-        }
-        let wnd = self.window_bytes() as u64;
-        let pipe = self.rack_pipe();
-        if let Some(&seq) = self.rack.lost.first() {
-            let len = self.seg_len(seq) as u64;
-            return (pipe + len <= wnd).then(|| self.emit(now, seq, true));
-        }
-        let seq = self.snd_max;
-        if !self.new_data_allowed(seq) || pipe + self.seg_len(seq) as u64 > wnd {
-            return None;
-        }
-        let seg = self.emit(now, seq, false);
-        self.rack_arm_tlp(now);
-        Some(seg)
-    }
-
-    /// New data at `seq` may leave as far as the receiver window and a startup's hold allow.
-    fn new_data_allowed(&self, seq: u64) -> bool {
-        if seq >= self.data_end() {
-            return false;
-        }
-        let end = seq + self.seg_len(seq) as u64;
-        end - self.snd_una <= self.rwnd && self.cc.send_limit().is_none_or(|limit| end <= limit)
-    }
-
-    /// A transmission (`emit`) under RACK-TLP: it enters the send-order queue; a retransmission
-    /// is in flight and no longer waits.
-    pub(super) fn rack_on_send(&mut self, now: Time, seq: u64, retransmit: bool) {
-        let (i, len) = (self.idx(seq), self.seg_len(seq) as u64);
-        if retransmit {
-            let m = &mut self.segs[i];
-            if !m.retrans {
-                m.retrans = true;
-                self.rack.retrans_bytes += len;
-            }
-            self.rack.lost.remove(&seq);
-        }
-        self.rack.sent.push_back((now, seq, self.segs[i].tx));
-    }
-
-    /// Marks segment `i` lost; a retransmission of it in flight is lost again.
-    fn rack_mark_lost(&mut self, i: usize) {
-        let seq = self.seq_of(i);
-        let len = self.seg_len(seq) as u64;
-        let m = &mut self.segs[i];
-        if m.retrans {
-            m.retrans = false;
-            self.rack.retrans_bytes -= len;
-            self.stats.lost_retransmits += 1;
-        }
-        if !m.lost {
-            m.lost = true;
-            self.rack.lost_bytes += len;
-        }
-        self.rack.lost.insert(seq);
-        self.rack.newly_lost += 1;
-    }
-
-    /// RFC 8985 `RACK_update_reo_wnd`, as Linux `tcp_rack_reo_wnd` resolves it.
-    fn rack_reo_wnd(&self) -> Dur {
-        if !self.rack.reord_seen && (self.in_recovery || self.rto_loss || self.sacked.bytes() >= self.cfg.dupthresh as u64 * self.mss()) {
+    /// RFC 8985 `RACK_update_reo_wnd`, as Linux `tcp_rack_reo_wnd` resolves it: 0 while no
+    /// reordering has been seen and `eager` (in recovery, or DupThresh segments acknowledged
+    /// above a hole), else `min(min_RTT / 4, srtt)`.
+    pub(super) fn reo_wnd(&self, eager: bool, srtt: Option<Dur>) -> Dur {
+        if !self.reord_seen && eager {
             return Dur::ZERO;
         }
-        let quarter = self.rack.min_rtt.map_or(Dur(u64::MAX), |m| Dur(m.0 / 4));
-        quarter.min(self.rtt.srtt().unwrap_or(Dur::ZERO))
+        let quarter = self.min_rtt.map_or(Dur(u64::MAX), |m| Dur(m.0 / 4));
+        quarter.min(srtt.unwrap_or(Dur::ZERO))
     }
 
-    /// RFC 8985 `RACK_detect_loss`: marks the segments whose time is up, arms the reordering
-    /// timer for the first that waits.
-    fn rack_detect(&mut self, now: Time) {
-        self.rack.reo_deadline = None;
-        let Some(xmit) = self.rack.xmit else { return };
-        let reo = self.rack_reo_wnd();
-        while let Some(&(sent, seq, tx)) = self.rack.sent.front() {
-            if seq < self.snd_una {
-                self.rack.sent.pop_front();
+    /// The reordering timer.
+    pub(super) fn reo_deadline(&self) -> Option<Time> {
+        self.reo_deadline
+    }
+
+    /// A detection starts (on an ACK, or because the reordering timer fired): the timer is
+    /// disarmed until the detection arms it again.
+    pub(super) fn begin_detection(&mut self) {
+        self.reo_deadline = None;
+    }
+
+    /// RFC 8985 `RACK_detect_loss`, one transmission at a time: the id of the next one found lost
+    /// (it leaves the queue), or `None` when the walk stops. `live(id, tx)` gives the order key
+    /// of a queued transmission still in flight, or `None` for a stale one (dropped). The walk
+    /// stops at the first transmission sent after `RACK.xmit_ts`, or whose `RACK.rtt + reo_wnd`
+    /// is not up at `now` (the reordering timer is armed for it).
+    pub(super) fn next_lost(&mut self, now: Time, reo_wnd: Dur, mut live: impl FnMut(u64, u16) -> Option<u64>) -> Option<u64> {
+        let xmit = self.xmit?;
+        while let Some(&(sent, id, tx)) = self.sent.front() {
+            let Some(key) = live(id, tx) else {
+                self.sent.pop_front();
                 continue;
-            }
-            let i = self.idx(seq);
-            let m = self.segs[i];
-            if m.tx != tx || m.sacked || (m.lost && !m.retrans) {
-                self.rack.sent.pop_front();
-                continue;
-            }
-            if !sent_after(xmit, (sent, seq + self.seg_len(seq) as u64)) {
-                break;
-            }
-            let deadline = sent + self.rack.rtt + reo;
-            if deadline > now {
-                self.rack.reo_deadline = Some(deadline);
-                break;
-            }
-            self.rack.sent.pop_front();
-            self.rack_mark_lost(i);
-        }
-    }
-
-    /// RACK-TLP's part of an ACK, after the scoreboard and SND.UNA moved: detection, the entry
-    /// into recovery, Linux's PRR, and the probe's verdict and re-arming.
-    pub(super) fn rack_on_ack(&mut self, now: Time, delivered: u64, una_advanced: bool) {
-        self.rack.newly_lost = 0;
-        if std::mem::take(&mut self.rack.advanced) {
-            self.rack_detect(now);
-        }
-        let newly_lost = self.rack.newly_lost > 0;
-        let entered = self.rack_maybe_enter_recovery(now);
-        if self.in_recovery && self.cfg.recovery == Recovery::Linux {
-            self.prr_on_ack(delivered, self.rack_pipe(), una_advanced, newly_lost);
-        }
-        if !entered {
-            self.tlp_verdict(now, una_advanced);
-        }
-        self.rack_arm_tlp(now);
-        #[cfg(test)]
-        self.rack_check();
-    }
-
-    /// The counters against the per-segment marks (unit tests, every ACK).
-    #[cfg(test)]
-    fn rack_check(&self) {
-        let (mut lost, mut retrans, mut waiting) = (0, 0, BTreeSet::new());
-        for (i, m) in self.segs.iter().enumerate() {
-            let seq = self.seq_of(i);
-            let len = self.seg_len(seq) as u64;
-            assert!(!(m.sacked && (m.lost || m.retrans)), "a SACKed segment carries no marks");
-            lost += if m.lost { len } else { 0 };
-            retrans += if m.retrans { len } else { 0 };
-            if m.lost && !m.retrans {
-                waiting.insert(seq);
-            }
-        }
-        assert_eq!((lost, retrans), (self.rack.lost_bytes, self.rack.retrans_bytes));
-        assert_eq!(waiting, self.rack.lost, "the lost segments waiting to be sent again");
-    }
-
-    /// Enters recovery when RACK has marked something lost and no recovery (fast or after a
-    /// timeout) is in progress.
-    fn rack_maybe_enter_recovery(&mut self, now: Time) -> bool {
-        if self.in_recovery || self.rto_loss || self.rack.lost_bytes == 0 {
-            return false;
-        }
-        let prior_cwnd = self.cc.cwnd();
-        self.rack_reduce(now);
-        self.recover = Some(self.snd_max);
-        self.in_recovery = true;
-        self.rack.tlp_end = None;
-        self.rack.tlp_deadline = None;
-        if self.cfg.recovery == Recovery::Linux {
-            self.prr_enter(prior_cwnd as u64);
-        }
-        true
-    }
-
-    /// A loss RACK found (or a probe repaired): counted as a fast retransmit, and the controller
-    /// reduces its window for the outstanding data.
-    fn rack_reduce(&mut self, now: Time) {
-        self.stats.fast_retransmits += 1;
-        self.cc.on_congestion(&CongestionEvent {
-            now,
-            kind: CongestionKind::FastRetransmit,
-            flight_size: self.rack_flight_size(),
-            enter_recovery: true,
-        });
-    }
-
-    /// The FlightSize a congestion event under RACK-TLP reduces from: `SND.NXT − SND.UNA`, at most
-    /// cwnd, i.e. Linux's reduction from cwnd (`tcp_reno_ssthresh`, `bictcp_recalc_ssthresh`; QUIC's
-    /// RFC 9002 §7.3.2 likewise). RACK sends while its in-flight estimate leaves room, so behind a
-    /// lost retransmission SND.UNA stays put while whole windows of new data go out and are SACKed:
-    /// `SND.NXT − SND.UNA` then counts many windows that are no longer in the network, and half of
-    /// it *raised* ssthresh at the next episode (1 180 → 1 964 → 5 035 segments on the Paced Start
-    /// path). Outside recovery the outstanding data fits in cwnd and this is RFC 5681's FlightSize.
-    pub(super) fn rack_flight_size(&self) -> u64 {
-        (self.snd_nxt - self.snd_una).min(self.cc.cwnd() as u64)
-    }
-
-    /// RFC 8985 §7.4: an ACK after a probe. A retransmitted probe covered by an ACK that
-    /// advances SND.UNA repaired a loss: the window is reduced once. A duplicate ACK at or above
-    /// the probe (the original and the probe both arrived), or the ACK of a new-data probe, ends
-    /// the episode.
-    fn tlp_verdict(&mut self, now: Time, una_advanced: bool) {
-        let Some(end) = self.rack.tlp_end else { return };
-        if self.snd_una < end && una_advanced {
-            return;
-        }
-        self.rack.tlp_end = None;
-        if self.rack.tlp_retrans && una_advanced && self.snd_una >= end {
-            self.rack_reduce(now);
-            let ssthresh = self.ssthresh_bytes();
-            self.cc.on_recovery_exit(now, ssthresh);
-        }
-    }
-
-    /// Arms (or disarms) the probe timeout after an ACK or a new segment.
-    fn rack_arm_tlp(&mut self, now: Time) {
-        self.rack.tlp_deadline = None;
-        if self.in_recovery || self.rto_loss || self.rack.tlp_end.is_some() || self.snd_una >= self.snd_max || self.handshake != Handshake::Established {
-            return;
-        }
-        let mss = self.mss();
-        if self.snd_max < self.data_end() && self.rack_pipe() + mss <= self.window_bytes() as u64 {
-            // The window lets new data out: no probe needed (Linux).
-            return;
-        }
-        let pto = match self.rtt.srtt() {
-            Some(srtt) => {
-                let extra = if self.snd_max - self.snd_una <= mss {
-                    WC_DEL_ACK
-                } else if self.cfg.recovery == Recovery::Linux {
-                    LINUX_TIMEOUT_MIN
-                } else {
-                    Dur::ZERO
-                };
-                srtt + srtt + extra
-            }
-            None => PTO_INIT,
-        };
-        let at = now + pto;
-        self.rack.tlp_deadline = Some(self.rto_deadline.map_or(at, |rto| rto.min(at)));
-    }
-
-    /// The timers of RACK-TLP due at `now`. Returns true when the probe fired (it takes the
-    /// place of a retransmission timeout due at the same time, which is re-armed).
-    pub(super) fn rack_on_timer(&mut self, now: Time) -> bool {
-        if self.rack.reo_deadline.is_some_and(|t| t <= now) {
-            self.rack.reo_deadline = None;
-            self.rack.newly_lost = 0;
-            self.rack_detect(now);
-            if self.rack_maybe_enter_recovery(now) && self.cfg.recovery == Recovery::Linux {
-                // Linux `tcp_rack_reo_timeout`: one segment's worth of delivery for PRR.
-                self.prr_on_ack(self.mss(), self.rack_pipe(), false, true);
-            }
-        }
-        if self.rack.tlp_deadline.is_some_and(|t| t <= now) {
-            self.rack.tlp_deadline = None;
-            if !self.in_recovery && !self.rto_loss && self.snd_una < self.snd_max {
-                self.rack.tlp_fire = true;
-                self.arm_timer(now);
-                return true;
-            }
-        }
-        false
-    }
-
-    /// The loss probe: one new segment if one may leave, else the highest unSACKed segment again.
-    fn tlp_probe(&mut self, now: Time) -> Option<Segment> {
-        let seg = if self.new_data_allowed(self.snd_max) {
-            self.emit(now, self.snd_max, false)
-        } else {
-            let top = match self.sacked.last() {
-                Some((s, e)) if e == self.snd_max => s,
-                _ => self.snd_max,
             };
-            if top <= self.snd_una {
+            if !sent_after(xmit, (sent, key)) {
                 return None;
             }
-            let seq = self.seq_of(self.idx(top - 1));
-            self.emit(now, seq, true)
-        };
-        self.rack.tlp_end = Some(self.snd_max);
-        self.rack.tlp_retrans = seg.retransmit;
-        self.stats.tlp_probes += 1;
-        self.arm_timer(now);
-        Some(seg)
+            let deadline = sent + self.rtt + reo_wnd;
+            if deadline > now {
+                self.reo_deadline = Some(deadline);
+                return None;
+            }
+            self.sent.pop_front();
+            return Some(id);
+        }
+        None
     }
 
-    /// A retransmission timeout under RACK-TLP: every unSACKed outstanding segment is lost.
-    pub(super) fn rack_on_timeout(&mut self) {
-        for i in 0..self.segs.len() {
-            let seq = self.seq_of(i);
-            let len = self.seg_len(seq) as u64;
-            let m = &mut self.segs[i];
-            if m.sacked {
-                continue;
-            }
-            if m.retrans {
-                m.retrans = false;
-                self.rack.retrans_bytes -= len;
-            }
-            if !m.lost {
-                m.lost = true;
-                self.rack.lost_bytes += len;
-            }
-            self.rack.lost.insert(seq);
+    /// A retransmission timeout: every transmission in the queue is forgotten (the caller marks
+    /// what is outstanding lost) and the reordering timer disarmed.
+    pub(super) fn on_timeout(&mut self) {
+        self.sent.clear();
+        self.reo_deadline = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Time {
+        Time::ZERO + Dur::from_millis(n)
+    }
+
+    /// Packet numbers as ids and order keys, each sent once (a QUIC sender's use): packets 0 to
+    /// 5 sent 1 ms apart, packet 3 acknowledged at 100 ms. 0, 1 and 2 were sent before it and
+    /// their RACK.rtt is up: lost, in send order; 4 was sent after it and the walk stops there.
+    #[test]
+    fn packet_numbers_sent_once() {
+        let mut rack = Rack::default();
+        for pn in 0..6 {
+            rack.on_send(ms(pn), pn, 1);
         }
-        self.rack.sent.clear();
-        self.rack.tlp_end = None;
-        self.rack.tlp_deadline = None;
-        self.rack.reo_deadline = None;
-        self.rack.tlp_fire = false;
+        rack.on_rtt_sample(ms(100) - ms(3));
+        rack.on_delivered(ms(100), ms(3), 1, 3, false);
+        assert!(rack.take_advanced());
+        let reo = rack.reo_wnd(true, None);
+        assert_eq!(reo, Dur::ZERO);
+        let live = |pn: u64, _tx: u16| (pn != 3).then_some(pn);
+        let lost: Vec<u64> = std::iter::from_fn(|| rack.next_lost(ms(100), reo, live)).collect();
+        assert_eq!(lost, vec![0, 1, 2]);
+        assert_eq!(rack.reo_deadline(), None);
+        // With a reordering window of 2 ms, the time of packets 0 and 1 is up at 100 ms; packet 2
+        // arms the reordering timer for its deadline (sent at 2 ms + RACK.rtt 97 ms + 2 ms).
+        let mut rack = Rack::default();
+        for pn in 0..6 {
+            rack.on_send(ms(pn), pn, 1);
+        }
+        rack.on_delivered(ms(100), ms(3), 1, 3, false);
+        let lost: Vec<u64> = std::iter::from_fn(|| rack.next_lost(ms(100), Dur::from_millis(2), live)).collect();
+        assert_eq!(lost, vec![0, 1]);
+        assert_eq!(rack.reo_deadline(), Some(ms(101)));
     }
 }

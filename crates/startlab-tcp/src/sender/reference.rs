@@ -7,8 +7,8 @@ use super::Sender;
 /// RFC 6675 IsLost(i) from the per-segment flags.
 pub(super) fn is_lost(s: &Sender, i: usize) -> bool {
     let (mut bytes, mut runs, mut prev) = (0, 0, false);
-    for j in (i + 1)..s.segs.len() {
-        let sacked = s.segs[j].sacked;
+    for j in (i + 1)..s.sb.len() {
+        let sacked = s.sb.seg(j).sacked;
         if sacked {
             bytes += s.seg_len(s.seq_of(j)) as u64;
             runs += u32::from(!prev);
@@ -22,24 +22,24 @@ pub(super) fn is_lost(s: &Sender, i: usize) -> bool {
 pub(super) fn check(s: &Sender) {
     let mut pipe = 0;
     let mut sacked_bytes = 0;
-    for i in 0..s.segs.len() {
-        let m = s.segs[i];
+    for i in 0..s.sb.len() {
+        let m = *s.sb.seg(i);
         let (seq, len) = (s.seq_of(i), s.seg_len(s.seq_of(i)) as u64);
-        assert_eq!(m.sacked, s.sacked.containing(seq).is_some(), "flag and runs agree at {seq}");
+        assert_eq!(m.sacked, s.sb.sacked().containing(seq).is_some(), "flag and runs agree at {seq}");
         if m.sacked {
             sacked_bytes += len;
-            if s.cfg.recovery == super::Recovery::Ns3Prr && m.rtx_episode == s.episode {
+            if s.cfg.recovery == super::Recovery::Ns3Prr && m.rtx_episode == s.sb.episode() {
                 pipe += len;
             }
             continue;
         }
         let lost = is_lost(s, i);
-        assert_eq!(lost, seq < s.lost_below, "IsLost({seq}) with lost_below {}", s.lost_below);
-        pipe += if lost { 0 } else { len } + if m.rtx_episode == s.episode { len } else { 0 };
+        assert_eq!(lost, seq < s.sb.lost_below(), "IsLost({seq}) with lost_below {}", s.sb.lost_below());
+        pipe += if lost { 0 } else { len } + if m.rtx_episode == s.sb.episode() { len } else { 0 };
     }
-    assert_eq!(sacked_bytes, s.sacked.bytes());
+    assert_eq!(sacked_bytes, s.sb.sacked().bytes());
     assert_eq!(pipe, s.pipe, "SetPipe()");
-    if !s.segs.is_empty() {
+    if s.sb.len() > 0 {
         assert_eq!(is_lost(s, 0), s.first_is_lost());
     }
 }
@@ -50,12 +50,12 @@ pub(super) fn check_next_seg(s: &Sender, chosen: usize) {
     let first = if s.high_rxt > s.snd_una { s.idx(s.high_rxt.min(s.snd_max)) } else { 0 };
     let mut rule3 = None;
     let mut rule1 = None;
-    for i in first..s.segs.len() {
-        if s.seq_of(i) >= s.high_sacked {
+    for i in first..s.sb.len() {
+        if s.seq_of(i) >= s.sb.high_sacked() {
             break;
         }
-        let m = s.segs[i];
-        if m.sacked || m.rtx_episode == s.episode {
+        let m = *s.sb.seg(i);
+        if m.sacked || m.rtx_episode == s.sb.episode() {
             continue;
         }
         if is_lost(s, i) {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::{AckPolicy, Receiver, ReceiverConfig};
 use proptest::prelude::*;
+use std::collections::VecDeque;
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{SlowStart, Startup};
 use startlab_cc::{CcConfig, Ssthresh};

@@ -43,21 +43,6 @@ pub enum PrrBound {
 }
 
 impl Recovery {
-    /// The name used in scenarios and results.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Recovery::Tahoe => "tahoe",
-            Recovery::Reno => "reno",
-            Recovery::NewReno => "newreno",
-            Recovery::Sack => "sack",
-            Recovery::Prr(_) => "prr",
-            Recovery::RackTlp => "rack-tlp",
-            Recovery::Linux => "linux",
-            Recovery::Sack1 => "sack1",
-            Recovery::Ns3Prr => "ns3-prr",
-        }
-    }
-
     /// The receiver must send SACK blocks: every variant with a scoreboard.
     pub fn uses_sack(self) -> bool {
         !matches!(self, Recovery::Tahoe | Recovery::Reno | Recovery::NewReno)

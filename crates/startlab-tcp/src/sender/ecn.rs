@@ -1,0 +1,81 @@
+//! ECN on the sender (RFC 3168, ALGORITHMS.md §17.3): whether the connection uses it, the one
+//! reduction per window of data, and the ECT and CWR marks on outgoing segments. The window of
+//! data is delimited by a number that grows with every transmission (`snd_max` here) and the
+//! cumulative ACK point; a packet-number transport would pass its largest sent packet number and
+//! its largest acknowledged one instead (RFC 9002 §7.3.2: an increase of the ECN-CE count starts
+//! a recovery period unless one is in progress, as a loss does). The ECT and CWR marks are TCP's
+//! (QUIC marks every packet ECT and has no CWR).
+
+use super::*;
+
+/// ECN state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct EcnState {
+    /// ECN is in use on this connection (asked for, and agreed or no handshake).
+    ok: bool,
+    /// `snd_max` at the last ECN reduction: no new one before an ACK covers data sent after it.
+    recover: Option<u64>,
+    /// Put CWR on the next new data segment.
+    cwr_pending: bool,
+}
+
+/// True while the window of data that a reduction at `recover` covers is not yet acknowledged
+/// (`una` at most `recover`).
+fn reduced_this_window(recover: Option<u64>, una: u64) -> bool {
+    recover.is_some_and(|r| una <= r)
+}
+
+impl EcnState {
+    /// Whether ECN is in use from now on.
+    pub(super) fn set_ok(&mut self, ok: bool) {
+        self.ok = ok;
+    }
+
+    /// ECN is in use.
+    pub(super) fn ok(&self) -> bool {
+        self.ok
+    }
+
+    /// An echo at cumulative point `una` finds a window that an earlier ECN reduction, or a loss
+    /// reduction at `loss_recover`, already reduced.
+    pub(super) fn absorbed(&self, una: u64, loss_recover: Option<u64>) -> bool {
+        reduced_this_window(self.recover, una) || reduced_this_window(loss_recover, una)
+    }
+
+    /// The window was reduced with `max` the highest number sent: CWR goes on the next new data.
+    pub(super) fn on_reduction(&mut self, max: u64) {
+        self.recover = Some(max);
+        self.cwr_pending = true;
+    }
+
+    /// The ECT and CWR marks of a data segment. RFC 3168 §6.1.5: retransmitted segments are not
+    /// ECT; CWR goes on the next new data.
+    pub(super) fn data_marks(&mut self, retransmit: bool) -> (bool, bool) {
+        let ect = self.ok && !retransmit;
+        let cwr = ect && std::mem::take(&mut self.cwr_pending);
+        (ect, cwr)
+    }
+}
+
+impl Sender {
+    /// An ACK carried ECE (ALGORITHMS.md §17.3, RFC 3168 §6.1.2): reduce once per window of data,
+    /// like a fast retransmit's ssthresh but with cwnd = ssthresh, no recovery, no retransmission;
+    /// CWR goes on the next new data segment. A loss recovery in progress (or a window that a loss
+    /// or an earlier ECE already reduced) absorbs the echo.
+    pub(super) fn on_ece(&mut self, now: Time) {
+        self.stats.ece_acks += 1;
+        if self.in_recovery || self.ecn.absorbed(self.snd_una, self.recover) {
+            return;
+        }
+        self.stats.ecn_reductions += 1;
+        self.cc.on_congestion(&CongestionEvent {
+            now,
+            kind: CongestionKind::Ecn,
+            flight_size: self.snd_nxt - self.snd_una,
+            enter_recovery: false,
+        });
+        // NOTE: §17.3's "if cwnd is already 1 segment, wait for the retransmit timer" never
+        // applies here: the controller keeps ssthresh, and so cwnd, at 2 SMSS or more.
+        self.ecn.on_reduction(self.snd_max);
+    }
+}
