@@ -68,10 +68,11 @@ pub fn plan(s: &Scenario) -> Result<Plan, String> {
     let reverse = channels.swap_remove(1);
     let forward = channels.swap_remove(0);
     let one_way = forward.delay.as_nanos() + extra_forward;
-    let (queue, limit) = match &d.queue {
-        QueueSpec::Droptail { .. } => ("droptail".to_string(), format!("{:?}", d.queue.limit())),
-        QueueSpec::Red { ecn, .. } => (if *ecn { "red+ecn" } else { "red" }.to_string(), format!("{:?}", d.queue.limit())),
+    let ecn = match d.queue {
+        QueueSpec::Droptail { .. } => false,
+        QueueSpec::Red { ecn, .. } | QueueSpec::Codel { ecn, .. } | QueueSpec::FqCodel { ecn, .. } => ecn,
     };
+    let (queue, limit) = (format!("{}{}", d.queue.kind(), if ecn { "+ecn" } else { "" }), format!("{:?}", d.queue.limit()));
     let impairments = s
         .impairments
         .iter()

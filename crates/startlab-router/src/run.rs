@@ -5,6 +5,7 @@ use crate::LATE_LIMIT;
 use nix::time::{clock_gettime, ClockId};
 use pnet_datalink::{Channel as Datalink, Config, DataLinkReceiver, DataLinkSender, NetworkInterface};
 use serde::Serialize;
+use startlab_sim::aqm::{DropCause, Ecn};
 use startlab_sim::net::{Channel, Offer};
 use startlab_units::{Dur, Time};
 use std::cmp::Reverse;
@@ -64,7 +65,8 @@ pub struct DropRecord {
     pub mono_s: f64,
     /// IP packet bytes.
     pub size: u32,
-    /// `queue` (buffer full), `red` (RED's early drop), `impairment` (a loss process), `ttl`.
+    /// `queue` (buffer full), `red` (RED's early drop), `aqm` (CoDel's, FQ-CoDel's … control
+    /// law), `impairment` (a loss process), `ttl`.
     pub reason: &'static str,
     /// IPv4 source.
     pub src: String,
@@ -91,11 +93,13 @@ pub struct DirectionReport {
     pub queue_drops: u64,
     /// Of `drops`, RED's early drops.
     pub red_drops: u64,
+    /// Of `drops`, a dequeue-time discipline's control law (CoDel, FQ-CoDel, …).
+    pub aqm_drops: u64,
     /// Of `drops`, an impairment's loss process.
     pub impairment_drops: u64,
     /// Of `drops`, TTL expired.
     pub ttl_drops: u64,
-    /// Packets RED marked CE.
+    /// Packets the queue (RED, CoDel, …) marked CE.
     pub marks: u64,
     /// Most packets waiting.
     pub max_queue_pkts: u64,
@@ -153,6 +157,8 @@ struct State {
     seq: u64,
     report: DirectionReport,
     late_sum: f64,
+    /// A dequeue-time discipline's next dequeue (its link goes free then).
+    dequeue_at: Option<Time>,
 }
 
 struct Direction {
@@ -173,6 +179,8 @@ impl Direction {
 struct Ipv4Info {
     total_len: usize,
     ect: bool,
+    /// The IP header's ECN field (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
+    ecn: u8,
     src: Ipv4Addr,
     dst: Ipv4Addr,
     proto: u8,
@@ -201,6 +209,7 @@ fn parse(frame: &[u8]) -> Option<Ipv4Info> {
     Some(Ipv4Info {
         total_len,
         ect: matches!(ip[1] & 0x03, 1 | 2),
+        ecn: ip[1] & 0x03,
         src: Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]),
         dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
         proto,
@@ -302,6 +311,34 @@ fn reader(dir: &Direction, mut rx: Box<dyn DataLinkReceiver>, own_mac: [u8; 6], 
         };
         s.seq += 1;
         let seq = s.seq;
+        if s.channel.is_aqm() {
+            let buf = &mut s.frames[slot as usize];
+            buf.clear();
+            buf.extend_from_slice(&frame[..ETH + info.total_len]);
+            let ecn = match info.ecn {
+                0 => Ecn::NotEct,
+                1 => Ecn::Ect1,
+                2 => Ecn::Ect0,
+                _ => Ecn::Ce,
+            };
+            match s.channel.aqm_enqueue(now, info.total_len as u32, slot, flow_key(&info), ecn, |_| {}) {
+                Offer::Queued { dequeue_at } => {
+                    s.report.max_queue_pkts = s.report.max_queue_pkts.max(s.channel.waiting_pkts());
+                    s.report.max_queue_bytes = s.report.max_queue_bytes.max(s.channel.waiting_bytes());
+                    aqm_drops(s, now, dir.t0);
+                    if dequeue_at.is_some() {
+                        s.dequeue_at = dequeue_at;
+                    }
+                    drop(guard);
+                    dir.wake.notify_one();
+                }
+                _ => {
+                    s.free.push(slot);
+                    log_drop(&mut s.report, now, mono, &info, "impairment");
+                }
+            }
+            continue;
+        }
         let early_before = s.channel.stats.early_drops;
         let drop_reason = match s.channel.offer(now, info.total_len as u32, seq, slot, info.ect, |_| {}) {
             Offer::Accepted { arrival, marked, .. } => {
@@ -317,6 +354,7 @@ fn reader(dir: &Direction, mut rx: Box<dyn DataLinkReceiver>, own_mac: [u8; 6], 
             Offer::Dropped if s.channel.stats.early_drops > early_before => Some("red"),
             Offer::Dropped => Some("queue"),
             Offer::Lost => Some("impairment"),
+            Offer::Queued { .. } => unreachable!("a FIFO channel answers at once"),
         };
         match drop_reason {
             None => {
@@ -331,10 +369,32 @@ fn reader(dir: &Direction, mut rx: Box<dyn DataLinkReceiver>, own_mac: [u8; 6], 
     }
 }
 
+/// The flow key a discipline hashes: the IPv4 5-tuple.
+fn flow_key(info: &Ipv4Info) -> u64 {
+    let addrs = (u32::from(info.src) as u64) << 32 | u32::from(info.dst) as u64;
+    let ports = (info.proto as u64) << 32 | (info.sport as u64) << 16 | info.dport as u64;
+    addrs ^ ports.rotate_left(23)
+}
+
+/// Logs and frees what a dequeue-time discipline dropped.
+fn aqm_drops(s: &mut State, now: Time, t0: u64) {
+    for (slot, cause) in s.channel.take_aqm_drops() {
+        if let Some(info) = parse(&s.frames[slot as usize]) {
+            let reason = match cause {
+                DropCause::Aqm => "aqm",
+                DropCause::Overflow => "queue",
+            };
+            log_drop(&mut s.report, now, now.as_nanos() + t0, &info, reason);
+        }
+        s.free.push(slot);
+    }
+}
+
 fn log_drop(r: &mut DirectionReport, now: Time, mono: u64, info: &Ipv4Info, reason: &'static str) {
     r.drops += 1;
     match reason {
         "red" => r.red_drops += 1,
+        "aqm" => r.aqm_drops += 1,
         "impairment" => r.impairment_drops += 1,
         "ttl" => r.ttl_drops += 1,
         _ => r.queue_drops += 1,
@@ -363,11 +423,38 @@ fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6],
             guard.report.pending_at_stop = guard.heap.len() as u64;
             return;
         }
+        if let Some(due) = guard.dequeue_at {
+            let now = Time(mono_ns().saturating_sub(dir.t0));
+            if now >= due {
+                let s = &mut *guard;
+                s.seq += 1;
+                let seq = s.seq;
+                // The link went free at `due`: the discipline's choice starts transmission then.
+                let (dep, next) = s.channel.aqm_dequeue(due, seq, |_| {});
+                aqm_drops(s, due, dir.t0);
+                if let Some(d) = dep {
+                    if d.ce {
+                        s.report.marks += 1;
+                    }
+                    s.marked[d.pkt as usize] = d.ce;
+                    s.heap.push(Reverse((d.arrival + dir.extra, seq, d.pkt)));
+                }
+                s.dequeue_at = next;
+                continue;
+            }
+        }
+        let wake_for_dequeue = guard.dequeue_at;
         let Some(&Reverse((release, _, slot))) = guard.heap.peek() else {
-            guard = dir.wake.wait_timeout(guard, Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
+            let wait = wake_for_dequeue.map_or(Duration::from_millis(20), |due| Duration::from_nanos(due.as_nanos().saturating_sub(mono_ns().saturating_sub(dir.t0))).min(Duration::from_millis(20)));
+            guard = dir.wake.wait_timeout(guard, wait).unwrap_or_else(|e| e.into_inner()).0;
             continue;
         };
         let now = Time(mono_ns().saturating_sub(dir.t0));
+        if let Some(due) = wake_for_dequeue.filter(|&due| due < release && now < due) {
+            let wait = Duration::from_nanos((due - now).as_nanos());
+            guard = dir.wake.wait_timeout(guard, wait).unwrap_or_else(|e| e.into_inner()).0;
+            continue;
+        }
         if now < release {
             let wait = Duration::from_nanos((release - now).as_nanos());
             guard = dir.wake.wait_timeout(guard, wait).unwrap_or_else(|e| e.into_inner()).0;
@@ -430,6 +517,7 @@ pub fn run(plan: Plan, setup: &RouterSetup) -> Result<RouterReport, RouterError>
             seq: 0,
             report: DirectionReport::default(),
             late_sum: 0.0,
+            dequeue_at: None,
         }),
         wake: Condvar::new(),
         extra,

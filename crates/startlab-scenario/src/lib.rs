@@ -39,6 +39,7 @@ macro_rules! named_enum {
 }
 
 mod impairments;
+pub mod queues;
 mod raw;
 pub mod registry;
 mod resolve;
@@ -225,13 +226,63 @@ pub enum QueueSpec {
         /// ns-2's `wait_` spacing of marks instead of the paper's uniform spacing.
         ns2_wait: bool,
     },
+    /// CoDel (RFC 8289), dropping or marking at dequeue.
+    Codel {
+        /// The buffer, packets.
+        limit: QueueLimit,
+        /// Acceptable standing queue delay.
+        target: Dur,
+        /// The control law's base interval.
+        interval: Dur,
+        /// A queue of at most this many bytes is never dropped from.
+        mtu: u64,
+        /// Mark ECN-capable packets instead of dropping them.
+        ecn: bool,
+    },
+    /// FQ-CoDel (RFC 8290).
+    #[serde(rename = "fq-codel")]
+    FqCodel {
+        /// The buffer, packets, all flow queues together.
+        limit: QueueLimit,
+        /// Each flow queue's CoDel target.
+        target: Dur,
+        /// Each flow queue's CoDel interval.
+        interval: Dur,
+        /// CoDel's MAXPACKET, bytes.
+        mtu: u64,
+        /// Mark ECN-capable packets instead of dropping them.
+        ecn: bool,
+        /// Flow queues.
+        flows: u64,
+        /// Deficit round robin quantum, bytes.
+        quantum: u64,
+        /// Most bytes in all flow queues.
+        memory_limit: u64,
+        /// Most packets one overflow drops.
+        drop_batch: u64,
+    },
 }
 
 impl QueueSpec {
+    /// The kind's name in scenarios.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueueSpec::Droptail { .. } => "droptail",
+            QueueSpec::Red { .. } => "red",
+            QueueSpec::Codel { .. } => "codel",
+            QueueSpec::FqCodel { .. } => "fq-codel",
+        }
+    }
+
+    /// The queue decides at dequeue (its packets wait in a discipline, not a FIFO).
+    pub fn dequeue_time(&self) -> bool {
+        matches!(self, QueueSpec::Codel { .. } | QueueSpec::FqCodel { .. })
+    }
+
     /// The physical buffer.
     pub fn limit(&self) -> QueueLimit {
         match *self {
-            QueueSpec::Droptail { limit } | QueueSpec::Red { limit, .. } => limit,
+            QueueSpec::Droptail { limit } | QueueSpec::Red { limit, .. } | QueueSpec::Codel { limit, .. } | QueueSpec::FqCodel { limit, .. } => limit,
         }
     }
 }

@@ -88,19 +88,14 @@ pub struct Topology {
     pub links: Option<Vec<Link>>,
 }
 
+/// A queue table: `kind`, `limit` and the kind's declared parameters (queues.rs), which the
+/// resolver checks key by key.
 #[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
 pub struct Queue {
     pub kind: String,
-    pub limit: Amount,
-    // red
-    pub min_th: Option<Amount>,
-    pub max_th: Option<Amount>,
-    pub max_p: Option<f64>,
-    pub w_q: Option<f64>,
-    pub gentle: Option<bool>,
-    pub ecn: Option<bool>,
-    pub ns2_wait: Option<bool>,
+    pub limit: Option<Amount>,
+    #[serde(flatten)]
+    pub params: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Deserialize, Debug)]

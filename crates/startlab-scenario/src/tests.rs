@@ -268,9 +268,9 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
         ("kind = \"red\", limit = \"100pkt\", min_th = \"20pkt\"", "topology.queue.min_th", "below max_th"),
         ("kind = \"red\", limit = \"10pkt\"", "topology.queue.max_th", "at most the limit"),
         ("kind = \"red\", limit = \"100pkt\", max_p = 0.0", "topology.queue.max_p", "greater than 0"),
-        ("kind = \"red\", limit = \"100pkt\", w_q = 1.5", "topology.queue.w_q", "at most 1"),
+        ("kind = \"red\", limit = \"100pkt\", w_q = 1.5", "topology.queue.w_q", "from 0 to 1"),
         ("kind = \"droptail\", limit = \"100pkt\", ecn = true", "topology.queue.ecn", "kind = \"red\""),
-        ("kind = \"codel\", limit = \"100pkt\"", "topology.queue.kind", "\"red\""),
+        ("kind = \"blue\", limit = \"100pkt\"", "topology.queue.kind", "\"red\", \"codel\" or \"fq-codel\""),
     ] {
         let e = refused(&red(q));
         assert_eq!(e.path, path, "{q}: {e}");
@@ -278,6 +278,39 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
     }
     let s = from_toml(&EXAMPLE.replace("ack = \"every-packet\"", "ack = \"every-packet\", ecn = true")).unwrap();
     assert!(s.flows[0].tcp.ecn);
+}
+
+#[test]
+fn codel_and_fq_codel_take_their_declared_defaults_and_refuse_what_cannot_work() {
+    let with = |q: &str| EXAMPLE.replace("queue = { kind = \"droptail\", limit = \"1000pkt\" }", &format!("queue = {{ {q} }}"));
+    let s = from_toml(&with("kind = \"codel\"")).unwrap();
+    let Topology::Dumbbell(d) = &s.topology else { panic!("dumbbell expected") };
+    assert_eq!(
+        d.queue,
+        QueueSpec::Codel { limit: QueueLimit::Packets(1000), target: Dur::from_millis(5), interval: Dur::from_millis(100), mtu: 1500, ecn: false }
+    );
+    let s = from_toml(&with("kind = \"fq-codel\", quantum = 3000, flows = 64, ecn = false")).unwrap();
+    let Topology::Dumbbell(d) = &s.topology else { panic!("dumbbell expected") };
+    assert!(matches!(
+        d.queue,
+        QueueSpec::FqCodel { limit: QueueLimit::Packets(10240), flows: 64, quantum: 3000, ecn: false, memory_limit: 33_554_432, drop_batch: 64, .. }
+    ));
+    for (q, path, words) in [
+        ("kind = \"codel\", target = \"200ms\"", "topology.queue.target", "below interval"),
+        ("kind = \"codel\", target = \"0ms\"", "topology.queue.target", "longer than 0s"),
+        ("kind = \"codel\", limit = \"64KB\"", "topology.queue.limit", "in packets"),
+        ("kind = \"codel\", limit = \"0pkt\"", "topology.queue.limit", "at least one packet"),
+        ("kind = \"codel\", quantum = 1500", "topology.queue.quantum", "belongs to kind = \"fq-codel\""),
+        ("kind = \"fq-codel\", quantum = 1000", "topology.queue.quantum", "below mtu"),
+        ("kind = \"fq-codel\", flows = 0", "topology.queue.flows", "from 1 to 65536"),
+        ("kind = \"fq-codel\", min_th = \"5pkt\"", "topology.queue.min_th", "belongs to kind = \"red\""),
+        ("kind = \"droptail\", limit = \"100pkt\", target = \"5ms\"", "topology.queue.target", "takes only limit"),
+        ("kind = \"droptail\"", "topology.queue.limit", "missing"),
+    ] {
+        let e = refused(&with(q));
+        assert_eq!(e.path, path, "{q}: {e}");
+        assert!(e.message.contains(words), "{q}: {e}");
+    }
     assert!(!from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, "ECN is off by default");
 }
 

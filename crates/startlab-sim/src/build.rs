@@ -1,10 +1,13 @@
 //! Turns a resolved scenario into nodes, channels, routes, flows and cross sources.
 
+use crate::aqm::codel::{CoDelParams, CoDelQueue};
+use crate::aqm::fq_codel::{FqCoDel, FqCoDelParams};
+use crate::aqm::Qdisc;
 use crate::impair::Impairment;
 use crate::net::{Channel, Routes};
 use crate::red::{Red, RedParams};
 use crate::rng;
-use startlab_scenario::{Ends, QueueSpec, Scenario, Topology};
+use startlab_scenario::{Ends, QueueLimit, QueueSpec, Scenario, Topology};
 use startlab_units::{Dur, Rate};
 
 /// Bytes of the "typical packet" whose transmission time is RED's idle-decay unit `s`.
@@ -44,7 +47,35 @@ fn duplex(ch: &mut Vec<Channel>, links: &mut Vec<String>, name: &str, names: &[S
             let params = RedParams { w_q, min_th, max_th, max_p, gentle, ns2_wait, ecn, s };
             channel = channel.with_red(Red::new(params), rng::stream(seed, rng::Component::Red, index));
         }
+        if let Some(qdisc) = qdisc(q, seed, index) {
+            channel = channel.with_qdisc(qdisc, rng::stream(seed, rng::Component::Aqm, index));
+        }
         ch.push(channel);
+    }
+}
+
+/// The dequeue-time discipline of a queue kind that has one (aqm/), for channel `index`.
+pub fn qdisc(q: &QueueSpec, seed: u64, index: u64) -> Option<Qdisc> {
+    let limit = match q.limit() {
+        QueueLimit::Packets(n) => n,
+        QueueLimit::Bytes(_) => u64::MAX,
+    };
+    match *q {
+        QueueSpec::Droptail { .. } | QueueSpec::Red { .. } => None,
+        QueueSpec::Codel { target, interval, mtu, ecn, .. } => Some(Qdisc::CoDel(CoDelQueue::new(CoDelParams { target, interval, mtu, ecn }, limit))),
+        QueueSpec::FqCodel { target, interval, mtu, ecn, flows, quantum, memory_limit, drop_batch, .. } => {
+            // The hash salt: fixed per channel and seed, so flows collide the same way every run.
+            let salt = seed.rotate_left(17) ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            Some(Qdisc::FqCoDel(Box::new(FqCoDel::new(FqCoDelParams {
+                codel: CoDelParams { target, interval, mtu, ecn },
+                flows: flows as u32,
+                quantum: quantum as u32,
+                limit,
+                memory_limit,
+                drop_batch: drop_batch as u32,
+                salt,
+            }))))
+        }
     }
 }
 

@@ -27,6 +27,8 @@ pub enum Source {
     Request(u32),
     /// A `[[users]]` user on a new connection per transfer starts its next transfer.
     UserNext(u32),
+    /// A link direction with a dequeue-time queue discipline went free: it sends its next packet.
+    Dequeue(u32),
 }
 
 /// The pending-event heap.

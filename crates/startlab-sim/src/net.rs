@@ -1,5 +1,6 @@
 //! Packets, link directions ("channels") with drop-tail queues, and static routes.
 
+use crate::aqm::{DropCause, Ecn, Events, QPacket, Qdisc};
 use crate::impair::Impairment;
 use crate::red::{Red, Verdict};
 use rand_pcg::Pcg64;
@@ -152,6 +153,36 @@ pub struct Channel {
     pub imp: Option<Box<Impairment>>,
     /// RED admission and its own random stream (`None`: drop-tail).
     red: Option<(Red, Pcg64)>,
+    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO above).
+    aqm: Option<Box<AqmLink>>,
+}
+
+/// The state of a link direction whose queue is a dequeue-time discipline (aqm.rs): packets wait
+/// in the discipline and the next one is chosen each time the link goes free.
+#[derive(Debug)]
+struct AqmLink {
+    qdisc: Qdisc,
+    /// The discipline's own random stream.
+    rng: Pcg64,
+    /// Drops decided and not yet taken by the owner ([`Channel::take_aqm_drops`]).
+    events: Events,
+    /// A dequeue is scheduled (the owner holds an event for it).
+    armed: bool,
+}
+
+/// A packet that left a dequeue-time queue and started transmission.
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    /// The owner's handle.
+    pub pkt: u32,
+    /// When it reaches the far node.
+    pub arrival: Time,
+    /// The link had nothing else in flight (the caller schedules its arrival event).
+    pub first: bool,
+    /// It leaves with the CE codepoint.
+    pub ce: bool,
+    /// How long it waited in the queue.
+    pub sojourn: Dur,
 }
 
 /// Per-channel counters.
@@ -205,6 +236,14 @@ pub enum Offer {
     Dropped,
     /// Admitted by the queue, then discarded by an impairment's loss process.
     Lost,
+    /// Taken by a dequeue-time discipline: it leaves when the discipline chooses it
+    /// ([`Channel::aqm_dequeue`]). `dequeue_at`: schedule a dequeue then (the link was idle, or
+    /// nothing was scheduled). Drops it caused, of itself or of others, are in
+    /// [`Channel::take_aqm_drops`].
+    Queued {
+        /// When to call [`Channel::aqm_dequeue`], if the caller must schedule it.
+        dequeue_at: Option<Time>,
+    },
 }
 
 impl Channel {
@@ -230,7 +269,136 @@ impl Channel {
             early_next_end: Time(u64::MAX),
             imp: None,
             red: None,
+            aqm: None,
         }
+    }
+
+    /// Makes the queue a dequeue-time discipline, drawing its random decisions from `rng`.
+    pub fn with_qdisc(mut self, qdisc: Qdisc, rng: Pcg64) -> Self {
+        self.aqm = Some(Box::new(AqmLink { qdisc, rng, events: Events::default(), armed: false }));
+        self
+    }
+
+    /// The queue is a dequeue-time discipline: offer packets with [`Channel::aqm_enqueue`].
+    #[inline]
+    pub fn is_aqm(&self) -> bool {
+        self.aqm.is_some()
+    }
+
+    /// The packets a dequeue-time discipline dropped since the last call, with why.
+    pub fn take_aqm_drops(&mut self) -> Vec<(u32, DropCause)> {
+        match self.aqm.as_mut() {
+            Some(a) => a.events.drops.drain(..).map(|(p, c)| (p.pkt, c)).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The waiting packets' count changed to the discipline's: account and report it.
+    fn aqm_settle(&mut self, now: Time, trace: &mut impl FnMut(QueueChange)) {
+        let Some(a) = self.aqm.as_ref() else { return };
+        let (pk, b) = (a.qdisc.len_pkts(), a.qdisc.len_bytes());
+        if (pk, b) == (self.wait_pkts, self.wait_bytes) {
+            return;
+        }
+        self.account(now);
+        self.wait_pkts = pk;
+        self.wait_bytes = b;
+        self.stats.max_pkts = self.stats.max_pkts.max(pk);
+        self.stats.max_bytes = self.stats.max_bytes.max(b);
+        trace((now, pk, b, f64::NAN));
+    }
+
+    /// Offers a packet of `size` bytes to a dequeue-time discipline at `now`: `flow` is its flow
+    /// key (FQ hashing), `ecn` its ECN field.
+    pub fn aqm_enqueue(&mut self, now: Time, size: u32, pkt: u32, flow: u64, ecn: Ecn, mut trace: impl FnMut(QueueChange)) -> Offer {
+        self.stats.arrivals += 1;
+        if let Some(imp) = self.imp.as_mut() {
+            if imp.lose() {
+                self.stats.drops += 1;
+                self.stats.impairment_drops += 1;
+                return Offer::Lost;
+            }
+        }
+        let a = self.aqm.as_mut().expect("aqm_enqueue on a dequeue-time queue");
+        let before = a.events.drops.len();
+        a.qdisc.enqueue(QPacket { pkt, size, flow, ecn, enqueued: now }, &mut a.rng, &mut a.events);
+        let dropped = (a.events.drops.len() - before) as u64;
+        let armed = a.armed;
+        self.stats.drops += dropped;
+        self.stats.early_drops += self.aqm.as_ref().map_or(0, |a| a.events.drops[before..].iter().filter(|(_, c)| *c == DropCause::Aqm).count() as u64);
+        self.aqm_settle(now, &mut trace);
+        let dequeue_at = (!armed && self.wait_pkts > 0).then(|| {
+            if let Some(a) = self.aqm.as_mut() {
+                a.armed = true;
+            }
+            self.busy_until.max(now)
+        });
+        Offer::Queued { dequeue_at }
+    }
+
+    /// The link went free at `now` (or a packet arrived at an idle link): the discipline chooses
+    /// the next packet, which starts transmission. Returns it, if any (every waiting packet may
+    /// have been dropped: see [`Channel::take_aqm_drops`]), and when to call again.
+    pub fn aqm_dequeue(&mut self, now: Time, seq: u64, mut trace: impl FnMut(QueueChange)) -> (Option<Departure>, Option<Time>) {
+        let a = self.aqm.as_mut().expect("aqm_dequeue on a dequeue-time queue");
+        a.armed = false;
+        let before = a.events.drops.len();
+        let got = a.qdisc.dequeue(now, &mut a.rng, &mut a.events);
+        let dropped = &a.events.drops[before..];
+        let (n, early) = (dropped.len() as u64, dropped.iter().filter(|(_, c)| *c == DropCause::Aqm).count() as u64);
+        self.stats.drops += n;
+        self.stats.early_drops += early;
+        self.aqm_settle(now, &mut trace);
+        let Some(p) = got else {
+            return (None, None);
+        };
+        let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, p.size, self.rate));
+        let end = match plan {
+            Some(plan) => {
+                if let Some(imp) = self.imp.as_mut() {
+                    imp.commit(&plan);
+                }
+                plan.end
+            }
+            None => now.max(self.busy_until) + self.tx_time(p.size),
+        };
+        self.busy_until = end;
+        self.stats.accepted += 1;
+        self.stats.accepted_bytes += p.size as u64;
+        let (arrival, first) = self.launch(end, seq, p.pkt);
+        let next = (self.wait_pkts > 0).then(|| {
+            if let Some(a) = self.aqm.as_mut() {
+                a.armed = true;
+            }
+            end
+        });
+        (Some(Departure { pkt: p.pkt, arrival, first, ce: p.ecn == Ecn::Ce, sojourn: now.saturating_since(p.enqueued) }), next)
+    }
+
+    /// Serialisation time of `size` bytes (cached for the last size seen).
+    #[inline]
+    fn tx_time(&mut self, size: u32) -> Dur {
+        if self.tx_cache.0 != size {
+            self.tx_cache = (size, self.rate.tx_time(size as u64));
+        }
+        self.tx_cache.1
+    }
+
+    /// Puts a packet whose transmission ends at `end` on the wire: its arrival at the far node
+    /// (after propagation and any jitter), and whether the caller must schedule it.
+    fn launch(&mut self, end: Time, seq: u64, pkt: u32) -> (Time, bool) {
+        let mut arrival = end + self.delay;
+        if let Some(imp) = self.imp.as_mut() {
+            arrival = imp.arrival(arrival);
+            if imp.reorders() {
+                // Every packet of a reordering channel is its own event.
+                imp.push(arrival, seq, pkt);
+                return (arrival, true);
+            }
+        }
+        let first = self.pipe.is_empty();
+        self.pipe.push_back((arrival, seq, pkt));
+        (arrival, first)
     }
 
     /// Makes the queue RED, drawing its decisions from `rng` (the channel's own stream).
@@ -247,12 +415,14 @@ impl Channel {
     /// Packets in flight (queued or propagating).
     #[inline]
     pub fn in_flight(&self) -> usize {
-        self.pipe.len() + self.imp.as_ref().map_or(0, |i| i.in_flight())
+        self.pipe.len() + self.imp.as_ref().map_or(0, |i| i.in_flight()) + self.aqm.as_ref().map_or(0, |a| a.qdisc.len_pkts() as usize)
     }
 
-    /// Handles of the packets in flight, in no particular order.
+    /// Handles of the packets in flight, in no particular order (those waiting in a
+    /// dequeue-time discipline included).
     pub fn packets_in_flight(&self) -> impl Iterator<Item = u32> + '_ {
-        self.pipe.iter().map(|&(_, _, p)| p).chain(self.imp.iter().flat_map(|i| i.packets()))
+        let waiting = self.aqm.iter().flat_map(|a| a.qdisc.packets().map(|p| p.pkt));
+        self.pipe.iter().map(|&(_, _, p)| p).chain(self.imp.iter().flat_map(|i| i.packets())).chain(waiting)
     }
 
     /// Takes the packet whose arrival event fired, counting it delivered; also returns the
@@ -358,10 +528,7 @@ impl Channel {
             }
             None => {
                 let start = if must_wait { self.busy_until } else { now };
-                if self.tx_cache.0 != size {
-                    self.tx_cache = (size, self.rate.tx_time(size as u64));
-                }
-                (start, start + self.tx_cache.1)
+                (start, start + self.tx_time(size))
             }
         };
         self.busy_until = end;
@@ -380,17 +547,7 @@ impl Channel {
         if marked {
             self.stats.marks += 1;
         }
-        let mut arrival = end + self.delay;
-        if let Some(imp) = self.imp.as_mut() {
-            arrival = imp.arrival(arrival);
-            if imp.reorders() {
-                // Every packet of a reordering channel is its own event.
-                imp.push(arrival, seq, pkt);
-                return Offer::Accepted { arrival, first: true, marked };
-            }
-        }
-        let first = self.pipe.is_empty();
-        self.pipe.push_back((arrival, seq, pkt));
+        let (arrival, first) = self.launch(end, seq, pkt);
         Offer::Accepted { arrival, first, marked }
     }
 

@@ -43,6 +43,8 @@ pub enum Component {
     UserEnds = 19,
     /// Startup algorithm choice of the users of a `[[users]]` group.
     UserMix = 20,
+    /// A dequeue-time queue discipline's random decisions (PIE, DualPI2; instance = channel).
+    Aqm = 21,
 }
 
 /// The random stream of component `kind`, instance `index`, under `seed`.

@@ -29,7 +29,7 @@ fn offer(ch: &mut Channel, now: Time, size: u32, seq: u64) -> Option<Time> {
     ch.drain(now, |_| {});
     match ch.offer(now, size, seq, seq as u32, false, |_| {}) {
         Offer::Accepted { arrival, .. } => Some(arrival),
-        Offer::Dropped | Offer::Lost => None,
+        Offer::Dropped | Offer::Lost | Offer::Queued { .. } => None,
     }
 }
 

@@ -8,6 +8,10 @@
 //! and the testbed's router (crates/startlab-router) run the same code. Drops and CE marks that a
 //! call decides for packets other than the one it returns are reported in an [`Events`] buffer.
 
+pub mod codel;
+pub mod fq_codel;
+
+use rand_pcg::Pcg64;
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -103,9 +107,78 @@ impl Fifo {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// The packets, head first.
+    pub fn iter(&self) -> impl Iterator<Item = &QPacket> + '_ {
+        self.q.iter()
+    }
 }
 
 /// How long a packet waited: from its enqueue to `now`.
 pub fn sojourn(p: &QPacket, now: Time) -> Dur {
     now.saturating_since(p.enqueued)
+}
+
+/// A link direction's dequeue-time queue discipline.
+#[derive(Clone, Debug)]
+pub enum Qdisc {
+    /// CoDel over one FIFO.
+    CoDel(codel::CoDelQueue),
+    /// FQ-CoDel.
+    FqCoDel(Box<fq_codel::FqCoDel>),
+}
+
+impl Qdisc {
+    /// Offers a packet; drops (of it, or of others to make room) go to `ev`. `rng`: the
+    /// discipline's own random stream.
+    pub fn enqueue(&mut self, p: QPacket, _rng: &mut Pcg64, ev: &mut Events) {
+        match self {
+            Qdisc::CoDel(q) => {
+                if !q.enqueue(p) {
+                    ev.drops.push((p, DropCause::Overflow));
+                }
+            }
+            Qdisc::FqCoDel(q) => q.enqueue(p, ev),
+        }
+    }
+
+    /// The next packet to send at `now`; the packets dropped on the way go to `ev`.
+    pub fn dequeue(&mut self, now: Time, _rng: &mut Pcg64, ev: &mut Events) -> Option<QPacket> {
+        match self {
+            Qdisc::CoDel(q) => q.dequeue(now, ev),
+            Qdisc::FqCoDel(q) => q.dequeue(now, ev),
+        }
+    }
+
+    /// Packets waiting.
+    pub fn len_pkts(&self) -> u64 {
+        match self {
+            Qdisc::CoDel(q) => q.fifo.len() as u64,
+            Qdisc::FqCoDel(q) => q.len_pkts(),
+        }
+    }
+
+    /// Bytes waiting.
+    pub fn len_bytes(&self) -> u64 {
+        match self {
+            Qdisc::CoDel(q) => q.fifo.bytes(),
+            Qdisc::FqCoDel(q) => q.len_bytes(),
+        }
+    }
+
+    /// Every packet waiting, in no particular order.
+    pub fn packets(&self) -> Box<dyn Iterator<Item = &QPacket> + '_> {
+        match self {
+            Qdisc::CoDel(q) => Box::new(q.fifo.iter()),
+            Qdisc::FqCoDel(q) => Box::new(q.packets()),
+        }
+    }
+
+    /// When the discipline wants [`Qdisc::on_timer`] called (a periodic update), if ever.
+    pub fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    /// Runs the discipline's periodic work due at `now`.
+    pub fn on_timer(&mut self, _now: Time) {}
 }

@@ -4,6 +4,7 @@
 //! routers (`quick_start`) and per-flow metering (`meter`).
 
 mod apps;
+mod aqm;
 mod cross;
 mod endpoints;
 mod meter;
@@ -307,6 +308,7 @@ impl Simulation {
                     }
                 }
             }
+            Source::Dequeue(c) => self.aqm_service(c),
             Source::Cross(j) => self.cross_emit(j),
             Source::Request(f) => self.send_request(f),
             Source::UserNext(f) => self.next_connection(f),

@@ -53,6 +53,10 @@ impl Simulation {
             self.drop_packet(pkt);
             return;
         };
+        if self.net.channels[c as usize].is_aqm() {
+            self.forward_aqm(c, pkt);
+            return;
+        }
         let now = self.now;
         let seq = self.q.next_seq();
         let trace_q = self.scenario.trace.queue;
@@ -139,6 +143,7 @@ impl Simulation {
                 }
             }
             Offer::Dropped => self.drop_packet(pkt),
+            Offer::Queued { .. } => unreachable!("a FIFO channel answers at once"),
             Offer::Lost => {
                 if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
                     self.flows[flow as usize].m.impairment_drops += 1;
