@@ -9,7 +9,9 @@
 //! call decides for packets other than the one it returns are reported in an [`Events`] buffer.
 
 pub mod codel;
+pub mod dualpi2;
 pub mod fq_codel;
+pub mod pie;
 
 use rand_pcg::Pcg64;
 use startlab_units::{Dur, Time};
