@@ -8,6 +8,8 @@
 //! and the testbed's router (crates/startlab-router) run the same code. Drops and CE marks that a
 //! call decides for packets other than the one it returns are reported in an [`Events`] buffer.
 
+pub mod dualpi2;
+
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
