@@ -41,8 +41,14 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "slow-start-1gbps-ns3-prr",
         "users-1000",
         "replay-450",
+        "fq-codel-n1000",
+        "fq-codel-short-n10000",
     ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)
+    # The short-flow FQ-CoDel row: 1000 flows in --quick, 10 000 otherwise, started over the run.
+    assert "count = 1000\n" in bench.scenario("fq-codel-short-n10000", quick=True)
+    assert "count = 10000\n" in bench.scenario("fq-codel-short-n10000", quick=False)
+    assert 'kind = "fq-codel"' in bench.scenario("fq-codel-n1000", quick=True)
     assert 'duration = "2s"' in bench.scenario("slow-start-1gbps", quick=True)
 
 

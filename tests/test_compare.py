@@ -179,3 +179,16 @@ def test_an_out_of_range_parameter_is_refused_with_its_declared_range() -> None:
         with pytest.raises(startlab.ScenarioError) as e:
             startlab.validate(bad)
         assert path in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_the_queue_table_is_the_one_derived_from_the_declarations() -> None:
+    """docs/SCENARIOS.md's queue table is `startlab queues --markdown`, which reads each queue
+    kind's declaration (regenerate it with that command after changing one)."""
+    from startlab.cli import queues_markdown
+
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "SCENARIOS.md").read_text(encoding="utf-8")
+    assert queues_markdown() in reference
+    kinds = [q["name"] for q in startlab.queues()]
+    assert kinds == ["droptail", "red", "codel", "fq-codel", "pie", "dualpi2"]
+    for q in startlab.queues():
+        assert f"`{q['name']}`" in (Path(__file__).resolve().parents[1] / "docs" / "QUEUES.md").read_text(encoding="utf-8"), q["name"]

@@ -53,6 +53,7 @@ __all__ = [
     "compare",
     "normalize",
     "open_sweep",
+    "queues",
     "read_scenario",
     "run",
     "scenario_document",
@@ -144,6 +145,13 @@ def algorithms() -> list[dict[str, Any]]:
     """Every startup and avoidance algorithm: name, role, one-line summary, source, and
     parameters (name, kind, default, help), in registry order."""
     listed: list[dict[str, Any]] = json.loads(_core.algorithms())
+    return listed
+
+
+def queues() -> list[dict[str, Any]]:
+    """Every queue kind (``[topology] queue``, a link's ``queue``): name, summary, source, default
+    ``limit`` and parameters (name, kind, default, help, range), in the order the docs list them."""
+    listed: list[dict[str, Any]] = json.loads(_core.queues())
     return listed
 
 

@@ -88,6 +88,10 @@ def validate(text: str, format: str = "toml", base: str | None = None) -> None:
 def normalize(text: str, format: str = "toml", base: str | None = None) -> str:
     """The fully resolved scenario (every default filled in) as a JSON string."""
 
+def queues() -> str:
+    """The queue kinds as JSON: a list of {name, role, summary, source, params, limit,
+    byte_limit} (``limit``: the default buffer, or None when a scenario must give it)."""
+
 def algorithms() -> str:
     """The algorithm registry as JSON: a list of {name, role, summary, source, params, plugin}
     (``plugin``: a Python plug-in registered in this process)."""

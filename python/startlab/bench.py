@@ -5,7 +5,8 @@ Scenarios: ``paced-start-default`` (examples/paced-start-default.toml as shipped
 parking-lot workloads, examples/paced-start-fig11.toml and examples/paced-start-parking-lot.toml),
 and ``dumbbell-nN``: N long-lived SACK flows started together through a 1 Gbps bottleneck with a 50 ms
 RTT, 10 Gbps access links and a drop-tail buffer of one BDP, for 20 s of simulated time with traces
-off (``--quick``: 2 s and N = 10, 100 only).
+off (``--quick``: 2 s and N = 10, 100 only); ``fq-codel-n1000`` and ``fq-codel-short-n10000``,
+the same path behind FQ-CoDel with 1000 long flows or 10 000 short ones (``--quick``: 1000).
 
 Each scenario runs in a fresh interpreter (``python -m startlab.bench --one NAME``) so that the
 peak resident memory reported is its own. Wall time covers building and running the simulation.
@@ -40,10 +41,12 @@ _DUMBBELL_PREFIX = "dumbbell-n"
 _SHIPPED = ("paced-start-default", "paced-start-fig11", "paced-start-parking-lot")
 
 
-def dumbbell(flows: int, duration: str) -> str:
-    """TOML of ``flows`` long-lived SACK flows through 1 Gbps / 50 ms with a one-BDP buffer."""
+def dumbbell(flows: int, duration: str, queue: str | None = None, flow_keys: str = 'start = "0s"\nsize = "infinite"') -> str:
+    """TOML of ``flows`` long-lived SACK flows through 1 Gbps / 50 ms with a one-BDP drop-tail
+    buffer (or ``queue``, an inline table body); ``flow_keys`` replaces the flows' start and size."""
     rate, rtt, packet = 1e9, 0.050, 1500  # bit/s, s, bytes on the wire
     bdp_packets = math.ceil(rate * rtt / 8 / packet)
+    queue = queue or f'kind = "droptail", limit = "{bdp_packets}pkt"'
     return f"""\
 seed = 1
 duration = "{duration}"
@@ -53,15 +56,14 @@ kind = "dumbbell"
 bottleneck_rate = "1Gbps"
 rtt = "50ms"
 access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "{bdp_packets}pkt" }}
+queue = {{ {queue} }}
 
 [[flows]]
 name = "bulk"
 count = {flows}
 tcp = {{ recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet" }}
 startup = {{ algorithm = "slow-start" }}
-start = "0s"
-size = "infinite"
+{flow_keys}
 
 [trace]
 cwnd = false
@@ -190,10 +192,24 @@ def replay(connections: int, duration: float, directory: Path) -> str:
     return vectors.scenario_toml(vectors=name, rate="1Gbps", duration=duration, buffer_pkts=4167, access_rate="10Gbps")
 
 
+#: FQ-CoDel at the bottleneck (issue 33): 1000 long flows, and 10 000 short ones (30 KB each,
+#: started uniformly over the run) — one flow queue each, the sparse-flow lists busy.
+FQ_CODEL = ("fq-codel-n1000", "fq-codel-short-n10000")
+
+
+def fq_codel(name: str, quick: bool) -> str:
+    """TOML of one :data:`FQ_CODEL` scenario (1 Gbit/s, 50 ms, FQ-CoDel at its defaults)."""
+    duration = 2.0 if quick else 20.0
+    if name == "fq-codel-n1000":
+        return dumbbell(1000, f"{duration:g}s", 'kind = "fq-codel"')
+    count = 1000 if quick else 10_000
+    return dumbbell(count, f"{duration:g}s", 'kind = "fq-codel"', f'start = "0s"\nstart_jitter = "{duration * 0.9:g}s"\nsize = "30KB"')
+
+
 def names(quick: bool) -> list[str]:
     """The benchmark scenarios, in the order they run."""
     counts = (10, 100) if quick else (10, 100, 1000)
-    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450"]
+    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450", *FQ_CODEL]
 
 
 def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
@@ -205,6 +221,8 @@ def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
         return (SCENARIOS / f"{name}.toml").read_text(encoding="utf-8")
     if name in LARGE_WINDOW or name in RECOVERY_PATHS:
         return large_window(name, "2s" if quick else None)
+    if name in FQ_CODEL:
+        return fq_codel(name, quick)
     if name == "users-1000":
         return users(1000, "2s" if quick else "20s")
     if name == "replay-450":

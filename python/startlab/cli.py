@@ -502,6 +502,41 @@ def algorithms_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def queues_markdown() -> str:
+    """The queue kinds as the Markdown table of docs/SCENARIOS.md (``startlab queues --markdown``),
+    derived from each kind's declaration."""
+    lines = ["| kind | what it does | limit (default) | parameters (default) | source |", "|---|---|---|---|---|"]
+    for q in startlab.queues():
+        limit = q["limit"] or "required"
+        unit = "packets or bytes" if q["byte_limit"] else "packets"
+        lines.append(f"| `{q['name']}` | {q['summary']} | {limit} ({unit}) | {_params_text(q, True)} | {q['source']} |")
+    return "\n".join(lines) + "\n"
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the queue kinds as JSON.")
+@click.option("--markdown", is_flag=True, help="Print them as docs/SCENARIOS.md's Markdown table.")
+def queues(as_json: bool, markdown: bool) -> None:
+    """List every queue kind a link can have, with its parameters, defaults and ranges."""
+    listed = startlab.queues()
+    if as_json:
+        click.echo(json.dumps(listed, indent=2))
+        return
+    if markdown:
+        click.echo(queues_markdown(), nl=False)
+        return
+    from rich.table import Table
+
+    from ._console import stdout_console
+
+    table = Table(title="Queue kinds")
+    for heading in ("kind", "summary", "limit", "parameters (default)", "source"):
+        table.add_column(heading)
+    for q in listed:
+        table.add_row(q["name"], q["summary"], q["limit"] or "required", _params_text(q, False), q["source"])
+    stdout_console().print(table)
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
 @click.option("--markdown", is_flag=True, help="Print the registry as docs/SCENARIOS.md's Markdown table (built-in algorithms only).")

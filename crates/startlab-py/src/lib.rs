@@ -89,6 +89,20 @@ fn algorithms() -> PyResult<String> {
     serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
 }
 
+/// The queue kinds as JSON: `[{name, role: "queue", summary, source, params: [...], limit}, ...]`
+/// (`limit`: the default buffer, or null when a scenario must give it).
+#[pyfunction]
+fn queues() -> PyResult<String> {
+    let all = startlab_scenario::queues::DECLS.iter().map(|d| {
+        let mut v = serde_json::to_value(d.info)?;
+        v["limit"] = d.default_limit.into();
+        v["byte_limit"] = d.byte_limit.into();
+        Ok(v)
+    });
+    let all: Vec<serde_json::Value> = all.collect::<Result<_, serde_json::Error>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
+    serde_json::to_string(&all).map_err(|e| SimulationError::new_err(e.to_string()))
+}
+
 /// One ACK fed to [`controller_trace`]: (time ns, bytes newly acknowledged, ACK point, SND.NXT,
 /// RTT sample ns or -1, bytes in flight after the ACK).
 type ScriptedAck = (u64, u64, u64, u64, i64, u64);
@@ -398,6 +412,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(queues, m)?)?;
     m.add_function(wrap_pyfunction!(controller_trace, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(router::router_run, m)?)?;

@@ -70,7 +70,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, String> {
     let one_way = forward.delay.as_nanos() + extra_forward;
     let ecn = match d.queue {
         QueueSpec::Droptail { .. } => false,
-        QueueSpec::Red { ecn, .. } | QueueSpec::Codel { ecn, .. } | QueueSpec::FqCodel { ecn, .. } => ecn,
+        QueueSpec::Red { ecn, .. } | QueueSpec::Codel { ecn, .. } | QueueSpec::FqCodel { ecn, .. } | QueueSpec::Pie { ecn, .. } | QueueSpec::DualPi2 { ecn, .. } => ecn,
     };
     let (queue, limit) = (format!("{}{}", d.queue.kind(), if ecn { "+ecn" } else { "" }), format!("{:?}", d.queue.limit()));
     let impairments = s

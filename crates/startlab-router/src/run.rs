@@ -383,6 +383,7 @@ fn aqm_drops(s: &mut State, now: Time, t0: u64) {
             let reason = match cause {
                 DropCause::Aqm => "aqm",
                 DropCause::Overflow => "queue",
+                DropCause::Impairment => "impairment",
             };
             log_drop(&mut s.report, now, now.as_nanos() + t0, &info, reason);
         }
@@ -423,6 +424,8 @@ fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6],
             guard.report.pending_at_stop = guard.heap.len() as u64;
             return;
         }
+        // A discipline's periodic updates (PIE, DualPI2) that came due while the queue was idle.
+        guard.channel.aqm_timer(Time(mono_ns().saturating_sub(dir.t0)));
         if let Some(due) = guard.dequeue_at {
             let now = Time(mono_ns().saturating_sub(dir.t0));
             if now >= due {

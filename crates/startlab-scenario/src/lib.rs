@@ -261,6 +261,59 @@ pub enum QueueSpec {
         /// Most packets one overflow drops.
         drop_batch: u64,
     },
+    /// PIE (RFC 8033).
+    Pie {
+        /// The buffer, packets.
+        limit: QueueLimit,
+        /// Latency target.
+        target: Dur,
+        /// Update period.
+        t_update: Dur,
+        /// Integral weight, Hz.
+        alpha: f64,
+        /// Proportional weight, Hz.
+        beta: f64,
+        /// Burst allowance.
+        max_burst: Dur,
+        /// Mark ECN-capable packets below `mark_ecn_th`.
+        ecn: bool,
+        /// Probability above which ECN-capable packets are dropped too.
+        mark_ecn_th: f64,
+        /// Delay from timestamps (true) or the departure rate.
+        timestamps: bool,
+        /// Bytes of a departure-rate measurement cycle.
+        dq_threshold: u64,
+        /// MEAN_PKTSIZE of the 2-packet safeguard, bytes.
+        mtu: u64,
+        /// RFC 8033 §5.4.
+        derandomize: bool,
+        /// RFC 8033 §5.5.
+        cap_drop: bool,
+    },
+    /// DualPI2 (RFC 9332).
+    #[serde(rename = "dualpi2")]
+    DualPi2 {
+        /// The buffer, packets, both queues.
+        limit: QueueLimit,
+        /// Classic delay target.
+        target: Dur,
+        /// Update period.
+        t_update: Dur,
+        /// Integral gain, Hz.
+        alpha: f64,
+        /// Proportional gain, Hz.
+        beta: f64,
+        /// Coupling factor.
+        k: f64,
+        /// L queue step threshold.
+        step_thresh: Dur,
+        /// Scheduler time shift.
+        tshift: Dur,
+        /// Classic ECN marking.
+        ecn: bool,
+        /// RFC 9332 §4.2.3 overload drops.
+        drop_on_overload: bool,
+    },
 }
 
 impl QueueSpec {
@@ -271,18 +324,25 @@ impl QueueSpec {
             QueueSpec::Red { .. } => "red",
             QueueSpec::Codel { .. } => "codel",
             QueueSpec::FqCodel { .. } => "fq-codel",
+            QueueSpec::Pie { .. } => "pie",
+            QueueSpec::DualPi2 { .. } => "dualpi2",
         }
     }
 
     /// The queue decides at dequeue (its packets wait in a discipline, not a FIFO).
     pub fn dequeue_time(&self) -> bool {
-        matches!(self, QueueSpec::Codel { .. } | QueueSpec::FqCodel { .. })
+        !matches!(self, QueueSpec::Droptail { .. } | QueueSpec::Red { .. })
     }
 
     /// The physical buffer.
     pub fn limit(&self) -> QueueLimit {
         match *self {
-            QueueSpec::Droptail { limit } | QueueSpec::Red { limit, .. } | QueueSpec::Codel { limit, .. } | QueueSpec::FqCodel { limit, .. } => limit,
+            QueueSpec::Droptail { limit }
+            | QueueSpec::Red { limit, .. }
+            | QueueSpec::Codel { limit, .. }
+            | QueueSpec::FqCodel { limit, .. }
+            | QueueSpec::Pie { limit, .. }
+            | QueueSpec::DualPi2 { limit, .. } => limit,
         }
     }
 }

@@ -41,6 +41,50 @@ pub const FQ_MEMORY_LIMIT: Param<u64> = Param::window("memory_limit", "32MiB", "
 /// FQ-CoDel's `drop_batch`.
 pub const FQ_DROP_BATCH: Param<u64> = Param::integer("drop_batch", "64", "Most packets one overflow drops from the fattest flow queue.").range(Range::AtLeast(1.0));
 
+/// PIE's `target` (QDELAY_REF).
+pub const PIE_TARGET: Param<Dur> = Param::duration("target", "15ms", "The latency target the drop probability steers the queueing delay to.");
+/// PIE's `t_update`.
+pub const PIE_T_UPDATE: Param<Dur> = Param::duration("t_update", "15ms", "Period of the drop-probability update.");
+/// PIE's `alpha`.
+pub const PIE_ALPHA: Param<f64> = Param::number("alpha", "0.125", "Weight of the distance to target per update, in Hz (Linux's alpha 2 is 0.125).").range(Range::AtLeast(0.0));
+/// PIE's `beta`.
+pub const PIE_BETA: Param<f64> = Param::number("beta", "1.25", "Weight of the delay's trend per update, in Hz (Linux's beta 20 is 1.25).").range(Range::AtLeast(0.0));
+/// PIE's `max_burst`.
+pub const PIE_MAX_BURST: Param<Dur> = Param::duration("max_burst", "150ms", "Burst allowance: no early drop for this long after the queue was calm.");
+/// PIE's `ecn`.
+pub const PIE_ECN: Param<bool> = Param::flag("ecn", "false", "Mark ECN-capable packets instead of dropping them while the probability is at most mark_ecn_th.");
+/// PIE's `mark_ecn_th`.
+pub const PIE_MARK_ECN_TH: Param<f64> = Param::number("mark_ecn_th", "0.1", "Drop probability above which ECN-capable packets are dropped too.").range(Range::Between(0.0, 1.0));
+/// PIE's delay estimator.
+pub const PIE_ESTIMATOR: Param<&'static str> = Param::choice("estimator", &["timestamps", "departure-rate"], "\"timestamps\"", "Queueing delay from each packet's sojourn time, or from the measured departure rate (RFC 8033 §5.2).");
+/// PIE's `dq_threshold`.
+pub const PIE_DQ_THRESHOLD: Param<u64> = Param::integer("dq_threshold", "16384", "Bytes of one departure-rate measurement cycle.").range(Range::AtLeast(1.0));
+/// PIE's `mtu` (MEAN_PKTSIZE of the 2-packet safeguard).
+pub const PIE_MTU: Param<u64> = Param::integer("mtu", "1500", "Bytes: no early drop while at most twice this much waits.").range(Range::AtLeast(1.0));
+/// PIE's derandomization.
+pub const PIE_DERANDOMIZE: Param<bool> = Param::flag("derandomize", "false", "Drop on the accumulated probability (RFC 8033 §5.4).");
+/// PIE's cap drop adjustment.
+pub const PIE_CAP_DROP: Param<bool> = Param::flag("cap_drop", "true", "From a 10% probability, one update raises it by at most 2% (RFC 8033 §5.5).");
+
+/// DualPI2's `target`.
+pub const DUALPI2_TARGET: Param<Dur> = Param::duration("target", "15ms", "The Classic queue's delay target of the PI² controller.");
+/// DualPI2's `t_update`.
+pub const DUALPI2_T_UPDATE: Param<Dur> = Param::duration("t_update", "16ms", "Period of the base probability's update.");
+/// DualPI2's `alpha`.
+pub const DUALPI2_ALPHA: Param<f64> = Param::number("alpha", "0.16", "Integral gain, Hz.").range(Range::AtLeast(0.0));
+/// DualPI2's `beta`.
+pub const DUALPI2_BETA: Param<f64> = Param::number("beta", "3.2", "Proportional gain, Hz.").range(Range::AtLeast(0.0));
+/// DualPI2's coupling factor.
+pub const DUALPI2_K: Param<f64> = Param::number("k", "2", "Coupling factor: the L queue's coupled marking probability is k·p'.").range(Range::Above(0.0));
+/// DualPI2's step threshold.
+pub const DUALPI2_STEP: Param<Dur> = Param::duration("step_thresh", "1ms", "The L queue marks every packet that waited longer than this.");
+/// DualPI2's scheduler shift.
+pub const DUALPI2_TSHIFT: Param<Dur> = Param::duration("tshift", "50ms", "Time-shifted FIFO: the Classic head goes first only when it waited this much longer than the L head.");
+/// DualPI2's classic ECN.
+pub const DUALPI2_ECN: Param<bool> = Param::flag("ecn", "true", "Mark ECT(0) packets in the Classic queue instead of dropping them (not in overload).");
+/// DualPI2's overload rule.
+pub const DUALPI2_DROP_ON_OVERLOAD: Param<bool> = Param::flag("drop_on_overload", "true", "In overload, drop from both queues (RFC 9332 §4.2.3); off: hold the probability and let the buffer overflow.");
+
 /// One queue kind.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueDecl {
@@ -90,6 +134,41 @@ pub static DECLS: &[QueueDecl] = &[
             params: &[CODEL_TARGET.info, CODEL_INTERVAL.info, CODEL_MTU.info, FQ_ECN.info, FQ_FLOWS.info, FQ_QUANTUM.info, FQ_MEMORY_LIMIT.info, FQ_DROP_BATCH.info],
         },
         default_limit: Some("10240pkt"),
+        byte_limit: false,
+    },
+    QueueDecl {
+        info: AlgorithmInfo {
+            name: "pie",
+            role: "queue",
+            summary: "Drops (or marks) arrivals with a probability a PI controller updates every t_update from the queueing delay; burst allowance.",
+            source: "RFC 8033",
+            params: &[
+                PIE_TARGET.info,
+                PIE_T_UPDATE.info,
+                PIE_ALPHA.info,
+                PIE_BETA.info,
+                PIE_MAX_BURST.info,
+                PIE_ECN.info,
+                PIE_MARK_ECN_TH.info,
+                PIE_ESTIMATOR.info,
+                PIE_DQ_THRESHOLD.info,
+                PIE_MTU.info,
+                PIE_DERANDOMIZE.info,
+                PIE_CAP_DROP.info,
+            ],
+        },
+        default_limit: Some("1000pkt"),
+        byte_limit: false,
+    },
+    QueueDecl {
+        info: AlgorithmInfo {
+            name: "dualpi2",
+            role: "queue",
+            summary: "L4S dual queue: ECT(1)/CE to a shallow L queue with a step mark and k·p' coupled marks, the rest to a Classic queue with p'²; time-shifted FIFO.",
+            source: "RFC 9332",
+            params: &[DUALPI2_TARGET.info, DUALPI2_T_UPDATE.info, DUALPI2_ALPHA.info, DUALPI2_BETA.info, DUALPI2_K.info, DUALPI2_STEP.info, DUALPI2_TSHIFT.info, DUALPI2_ECN.info, DUALPI2_DROP_ON_OVERLOAD.info],
+        },
+        default_limit: Some("10000pkt"),
         byte_limit: false,
     },
 ];

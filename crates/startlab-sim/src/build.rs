@@ -1,7 +1,9 @@
 //! Turns a resolved scenario into nodes, channels, routes, flows and cross sources.
 
 use crate::aqm::codel::{CoDelParams, CoDelQueue};
+use crate::aqm::dualpi2::{DualPi2, DualPi2Params};
 use crate::aqm::fq_codel::{FqCoDel, FqCoDelParams};
+use crate::aqm::pie::{PieParams, PieQueue};
 use crate::aqm::Qdisc;
 use crate::impair::Impairment;
 use crate::net::{Channel, Routes};
@@ -75,6 +77,41 @@ pub fn qdisc(q: &QueueSpec, seed: u64, index: u64) -> Option<Qdisc> {
                 drop_batch: drop_batch as u32,
                 salt,
             }))))
+        }
+        QueueSpec::Pie { target, t_update, alpha, beta, max_burst, ecn, mark_ecn_th, timestamps, dq_threshold, mtu, derandomize, cap_drop, .. } => {
+            let params = PieParams {
+                target,
+                t_update,
+                alpha,
+                beta,
+                max_burst,
+                ecn,
+                mark_ecn_th,
+                use_timestamps: timestamps,
+                dq_threshold_bytes: dq_threshold,
+                mtu_bytes: mtu.min(u32::MAX as u64) as u32,
+                derandomize,
+                cap_drop,
+                high_delay_boost: None,
+            };
+            Some(Qdisc::Pie(Box::new(PieQueue::new(params, limit))))
+        }
+        QueueSpec::DualPi2 { target, t_update, alpha, beta, k, step_thresh, tshift, ecn, drop_on_overload, .. } => {
+            let params = DualPi2Params {
+                target,
+                t_update,
+                alpha,
+                beta,
+                k,
+                step_thresh,
+                tshift,
+                limit: limit.min(usize::MAX as u64) as usize,
+                ecn_classic: ecn,
+                drop_on_overload,
+                p_cmax: DualPi2Params::p_cmax_for(k),
+                ..DualPi2Params::default()
+            };
+            Some(Qdisc::DualPi2(Box::new(DualPi2::new(params))))
         }
     }
 }

@@ -29,6 +29,8 @@ pub enum Source {
     UserNext(u32),
     /// A link direction with a dequeue-time queue discipline went free: it sends its next packet.
     Dequeue(u32),
+    /// A link direction's queue discipline updates its drop probability (PIE, DualPI2).
+    QueueTimer(u32),
 }
 
 /// The pending-event heap.

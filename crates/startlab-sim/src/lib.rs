@@ -1,7 +1,8 @@
 //! The startlab simulator: a deterministic discrete-event engine on integer nanoseconds, a network
-//! of hosts, routers and full-duplex links with drop-tail queues, the sans-IO TCP endpoints of
-//! `startlab-tcp` driven packet by packet, constant-bit-rate cross traffic, and the measurements of
-//! ALGORITHMS.md §19.
+//! of hosts, routers and full-duplex links with their queues (drop-tail, RED, and the dequeue-time
+//! disciplines of `aqm`: CoDel, FQ-CoDel, PIE, DualPI2) and impairments, the sans-IO TCP endpoints
+//! of `startlab-tcp` driven packet by packet, cross traffic (CBR, Poisson, on/off, trains),
+//! workloads, and the measurements of ALGORITHMS.md §19.
 //!
 //! ```
 //! let scenario = startlab_scenario::from_toml(r#"

@@ -49,6 +49,9 @@ pub struct FlowResult {
     pub su_throughput_sent: Option<f64>,
     /// Ratio.
     pub su_loss: Option<f64>,
+    /// Ratio: data packets sent in startup that a queue marked CE, over those sent (`su_loss`'s
+    /// marking counterpart).
+    pub su_marked: Option<f64>,
     /// Ratio.
     pub loss_in_startup: Option<f64>,
     /// s.
@@ -254,6 +257,14 @@ pub struct LinkResult {
     pub mean_queue_bytes: f64,
     /// Bytes.
     pub max_queue_bytes: u64,
+    /// Mean time a packet waited in the queue before its transmission began, s.
+    pub sojourn_mean: f64,
+    /// Median of that wait, s (log-histogram, within 9 %).
+    pub sojourn_p50: f64,
+    /// 99th percentile, s.
+    pub sojourn_p99: f64,
+    /// Longest wait, s.
+    pub sojourn_max: f64,
 }
 
 /// One finished request/response exchange.
@@ -628,6 +639,7 @@ impl Simulation {
             su_throughput,
             su_throughput_sent,
             su_loss: ratio(fl.m.dropped_startup, fl.m.sent_startup),
+            su_marked: ratio(fl.m.marked_startup, fl.m.sent_startup),
             loss_in_startup: ratio(fl.m.dropped_startup, s.packets_sent),
             startup_exit_time: exit.map(|e| secs(e.time)),
             exit_reason,
@@ -778,7 +790,7 @@ impl Simulation {
                     drops: st.drops,
                     impairment_drops: st.impairment_drops,
                     reordered: st.reordered,
-                    queue_kind: if ch.red_avg().is_some() { "red" } else { "droptail" }.to_string(),
+                    queue_kind: ch.queue_kind().to_string(),
                     early_drops: st.early_drops,
                     marks: st.marks,
                     utilization: if dur > 0.0 { bits / (ch.rate.bps() as f64 * dur) } else { 0.0 },
@@ -786,6 +798,10 @@ impl Simulation {
                     max_queue: st.max_pkts,
                     mean_queue_bytes: if span > 0.0 { st.q_area_bytes as f64 / span } else { 0.0 },
                     max_queue_bytes: st.max_bytes,
+                    sojourn_mean: st.sojourn.mean_s(),
+                    sojourn_p50: st.sojourn.quantile_s(0.5),
+                    sojourn_p99: st.sojourn.quantile_s(0.99),
+                    sojourn_max: st.sojourn.max_ns as f64 / 1e9,
                 }
             })
             .collect();

@@ -1,4 +1,5 @@
-//! Packets, link directions ("channels") with drop-tail queues, and static routes.
+//! Packets, link directions ("channels") with their queues — a departure-at-arrival FIFO for
+//! drop-tail and RED, or a dequeue-time discipline of `aqm` — and static routes.
 
 use crate::aqm::{DropCause, Ecn, Events, QPacket, Qdisc};
 use crate::impair::Impairment;
@@ -186,7 +187,7 @@ pub struct Departure {
 }
 
 /// Per-channel counters.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ChannelStats {
     /// Packets offered.
     pub arrivals: u64,
@@ -215,6 +216,77 @@ pub struct ChannelStats {
     pub max_pkts: u64,
     /// Most bytes waiting.
     pub max_bytes: u64,
+    /// How long the packets that started transmission waited in the queue.
+    pub sojourn: Sojourns,
+}
+
+/// Sojourn times of a queue's packets: count, sum and maximum, and a log-linear histogram (8
+/// buckets per octave from 1 µs, so a percentile is within 1/8 of an octave, about 9 %) made on
+/// the first packet that waits at all.
+#[derive(Clone, Debug, Default)]
+pub struct Sojourns {
+    /// Packets counted.
+    pub count: u64,
+    /// Σ sojourn, ns.
+    pub sum_ns: u128,
+    /// Longest, ns.
+    pub max_ns: u64,
+    /// Packets that waited under 1 µs (not in the histogram).
+    zero: u64,
+    /// Bucket `8·e + s`: sojourns in `[2^(10+e)·(1 + s/8), 2^(10+e)·(1 + (s+1)/8))` ns.
+    hist: Vec<u64>,
+}
+
+impl Sojourns {
+    const SUB: u64 = 8;
+
+    /// Counts one packet that waited `d`.
+    #[inline]
+    pub fn add(&mut self, d: Dur) {
+        let ns = d.as_nanos();
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+        if ns < 1024 {
+            self.zero += 1;
+            return;
+        }
+        let e = 63 - ns.leading_zeros() as u64; // 2^e <= ns
+        let s = (ns >> (e - 3)) & (Self::SUB - 1);
+        let bucket = ((e - 10) * Self::SUB + s) as usize;
+        if self.hist.len() <= bucket {
+            self.hist.resize(bucket + 1, 0);
+        }
+        self.hist[bucket] += 1;
+    }
+
+    /// Mean sojourn, seconds (0 without packets).
+    pub fn mean_s(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1e9 }
+    }
+
+    /// The `q`-quantile (0 < q <= 1), seconds: the midpoint of the bucket holding it (0 for
+    /// packets that did not wait), never above the maximum.
+    pub fn quantile_s(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        if rank <= self.zero {
+            return 0.0;
+        }
+        let mut seen = self.zero;
+        for (i, &n) in self.hist.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                let (e, s) = (i as u64 / Self::SUB + 10, i as u64 % Self::SUB);
+                let lo = (1u64 << e) as f64 * (1.0 + s as f64 / Self::SUB as f64);
+                let hi = (1u64 << e) as f64 * (1.0 + (s + 1) as f64 / Self::SUB as f64);
+                return ((lo + hi) / 2.0).min(self.max_ns as f64) / 1e9;
+            }
+        }
+        self.max_ns as f64 / 1e9
+    }
 }
 
 /// A queue-length change, for the trace: time, packets, bytes, RED average (NaN for drop-tail).
@@ -285,6 +357,19 @@ impl Channel {
         self.aqm.is_some()
     }
 
+    /// Runs a dequeue-time discipline's periodic updates due by `now` (PIE's and PI²'s drop
+    /// probability); returns when the next is due (`None`: it has none).
+    pub fn aqm_timer(&mut self, now: Time) -> Option<Time> {
+        let a = self.aqm.as_mut()?;
+        a.qdisc.run_timers(now);
+        a.qdisc.next_timer()
+    }
+
+    /// When a dequeue-time discipline's next periodic update is due, if it has one.
+    pub fn aqm_next_timer(&self) -> Option<Time> {
+        self.aqm.as_ref().and_then(|a| a.qdisc.next_timer())
+    }
+
     /// The packets a dequeue-time discipline dropped since the last call, with why.
     pub fn take_aqm_drops(&mut self) -> Vec<(u32, DropCause)> {
         match self.aqm.as_mut() {
@@ -309,17 +394,12 @@ impl Channel {
     }
 
     /// Offers a packet of `size` bytes to a dequeue-time discipline at `now`: `flow` is its flow
-    /// key (FQ hashing), `ecn` its ECN field.
+    /// key (FQ hashing), `ecn` its ECN field. Always [`Offer::Queued`]; an impairment's loss is
+    /// drawn when the packet leaves ([`Channel::aqm_dequeue`]).
     pub fn aqm_enqueue(&mut self, now: Time, size: u32, pkt: u32, flow: u64, ecn: Ecn, mut trace: impl FnMut(QueueChange)) -> Offer {
         self.stats.arrivals += 1;
-        if let Some(imp) = self.imp.as_mut() {
-            if imp.lose() {
-                self.stats.drops += 1;
-                self.stats.impairment_drops += 1;
-                return Offer::Lost;
-            }
-        }
         let a = self.aqm.as_mut().expect("aqm_enqueue on a dequeue-time queue");
+        a.qdisc.run_timers(now);
         let before = a.events.drops.len();
         a.qdisc.enqueue(QPacket { pkt, size, flow, ecn, enqueued: now }, &mut a.rng, &mut a.events);
         let dropped = (a.events.drops.len() - before) as u64;
@@ -342,8 +422,19 @@ impl Channel {
     pub fn aqm_dequeue(&mut self, now: Time, seq: u64, mut trace: impl FnMut(QueueChange)) -> (Option<Departure>, Option<Time>) {
         let a = self.aqm.as_mut().expect("aqm_dequeue on a dequeue-time queue");
         a.armed = false;
+        a.qdisc.run_timers(now);
         let before = a.events.drops.len();
-        let got = a.qdisc.dequeue(now, &mut a.rng, &mut a.events);
+        let mut got = a.qdisc.dequeue(now, &mut a.rng, &mut a.events);
+        // An impairment's loss process takes what the discipline admitted, as on a FIFO link
+        // (where it draws at admission): here as each packet leaves, before it uses the link.
+        while let (Some(p), Some(imp)) = (got, self.imp.as_mut()) {
+            if !imp.lose() {
+                break;
+            }
+            a.events.drops.push((p, DropCause::Impairment));
+            self.stats.impairment_drops += 1;
+            got = a.qdisc.dequeue(now, &mut a.rng, &mut a.events);
+        }
         let dropped = &a.events.drops[before..];
         let (n, early) = (dropped.len() as u64, dropped.iter().filter(|(_, c)| *c == DropCause::Aqm).count() as u64);
         self.stats.drops += n;
@@ -365,6 +456,8 @@ impl Channel {
         self.busy_until = end;
         self.stats.accepted += 1;
         self.stats.accepted_bytes += p.size as u64;
+        let sojourn = now.saturating_since(p.enqueued);
+        self.stats.sojourn.add(sojourn);
         let (arrival, first) = self.launch(end, seq, p.pkt);
         let next = (self.wait_pkts > 0).then(|| {
             if let Some(a) = self.aqm.as_mut() {
@@ -372,7 +465,7 @@ impl Channel {
             }
             end
         });
-        (Some(Departure { pkt: p.pkt, arrival, first, ce: p.ecn == Ecn::Ce, sojourn: now.saturating_since(p.enqueued) }), next)
+        (Some(Departure { pkt: p.pkt, arrival, first, ce: p.ecn == Ecn::Ce, sojourn }), next)
     }
 
     /// Serialisation time of `size` bytes (cached for the last size seen).
@@ -405,6 +498,15 @@ impl Channel {
     pub fn with_red(mut self, red: Red, rng: Pcg64) -> Self {
         self.red = Some((red, rng));
         self
+    }
+
+    /// The queue's kind, as scenarios name it.
+    pub fn queue_kind(&self) -> &'static str {
+        match (&self.aqm, &self.red) {
+            (Some(a), _) => a.qdisc.kind(),
+            (None, Some(_)) => "red",
+            (None, None) => "droptail",
+        }
     }
 
     /// RED's average queue length (unit of the limit), if the queue is RED.
@@ -532,6 +634,7 @@ impl Channel {
             }
         };
         self.busy_until = end;
+        self.stats.sojourn.add(start.saturating_since(now));
         if must_wait {
             self.account(now);
             self.waiting.push_back((start, size));

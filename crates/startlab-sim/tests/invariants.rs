@@ -1,6 +1,7 @@
 //! Property test: on random dumbbells (rates, delays, queues in packets or bytes, every startup
 //! algorithm of the registry, Reno and CUBIC, every recovery variant and receiver, handshakes, forced drops, CBR cross traffic, `[[impairments]]` on a random link: loss, jitter with or without reordering, aggregation, a rate schedule;
-//! drop-tail or RED queues, with or without ECN marking and ECN-capable flows) packets are conserved per
+//! drop-tail, RED, CoDel, FQ-CoDel, PIE or DualPI2 queues, with or without ECN marking and
+//! ECN-capable flows) packets are conserved per
 //! link and per flow, cumulative ACKs never go back, cwnd stays positive, time never runs back,
 //! and every finite transfer completes with the receiver holding every byte exactly once.
 
@@ -99,9 +100,22 @@ fn impairment() -> impl Strategy<Value = String> {
         })
 }
 
-/// A queue's inline table: drop-tail, or RED with thresholds inside the limit (same unit), random
-/// `max_p`, `w_q`, gentle, ECN marking and ns-2 wait.
+/// A queue's inline table: a FIFO one (`fifo_queue_case`) or a dequeue-time discipline with a
+/// small buffer, tight targets and (FQ-CoDel) few flow queues, so that its drops, marks, overflow
+/// and hash collisions all happen.
 fn queue_case() -> impl Strategy<Value = String> {
+    let aqm = (0usize..4, 2u64..300, any::<bool>(), 1u64..30, 1u64..64, 1u64..20).prop_map(|(kind, limit, ecn, target_ms, flows, batch)| match kind {
+        0 => format!("kind = \"codel\", limit = \"{limit}pkt\", target = \"{target_ms}ms\", interval = \"{}ms\", ecn = {ecn}", target_ms * 10),
+        1 => format!("kind = \"fq-codel\", limit = \"{limit}pkt\", target = \"{target_ms}ms\", flows = {flows}, drop_batch = {batch}, ecn = {ecn}"),
+        2 => format!("kind = \"pie\", limit = \"{limit}pkt\", target = \"{target_ms}ms\", ecn = {ecn}, estimator = \"{}\"", if flows % 2 == 0 { "timestamps" } else { "departure-rate" }),
+        _ => format!("kind = \"dualpi2\", limit = \"{limit}pkt\", target = \"{}ms\", ecn = {ecn}, drop_on_overload = {}", target_ms + 1, flows % 2 == 0),
+    });
+    prop_oneof![3 => fifo_queue_case(), 1 => aqm]
+}
+
+/// A FIFO queue's inline table: drop-tail, or RED with thresholds inside the limit (same unit),
+/// random `max_p`, `w_q`, gentle, ECN marking and ns-2 wait.
+fn fifo_queue_case() -> impl Strategy<Value = String> {
     let limit = prop_oneof![(2u64..300).prop_map(|p| (p, "pkt")), (3000u64..400_000).prop_map(|b| (b, "B"))];
     (limit, any::<bool>(), 1u32..=100, prop::sample::select(vec![0.002, 0.02, 0.2, 1.0]), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
         |((n, unit), red, max_p_pct, w_q, gentle, ecn, ns2_wait)| {

@@ -18,6 +18,17 @@ pub use receiver::{AckPolicy, Receiver, ReceiverConfig};
 pub use rto::{RtoConfig, RtoEstimator, RtoPolicy};
 pub use sender::{IdleRestart, PrrBound, Recovery, Segment, SegmentKind, Sender, SenderConfig, SenderStats};
 
+/// The sender's transport-neutral parts (docs/ARCHITECTURE.md): loss detection and window
+/// reduction over plain numbers (packet numbers with unit 1, or TCP's byte segments), byte counts
+/// and times, for a second transport (QUIC) to run as TCP does.
+pub mod parts {
+    pub use crate::ranges::RangeSet;
+    pub use crate::sender::dupthresh::DupThresh;
+    pub use crate::sender::pacer::Pacer;
+    pub use crate::sender::prr::{Prr, PrrRule};
+    pub use crate::sender::rack::Rack;
+}
+
 /// Most SACK blocks an ACK can carry (RFC 2018: 4 without timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;
 

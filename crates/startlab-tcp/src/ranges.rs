@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// Disjoint, non-adjacent half-open ranges with the total bytes they cover.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RangeSet {
+pub struct RangeSet {
     /// start -> end.
     map: BTreeMap<u64, u64>,
     bytes: u64,
@@ -16,48 +16,48 @@ pub(crate) struct RangeSet {
 
 impl RangeSet {
     /// True when nothing is covered.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 
     /// Bytes covered.
-    pub(crate) fn bytes(&self) -> u64 {
+    pub fn bytes(&self) -> u64 {
         self.bytes
     }
 
     /// The range that contains byte `x`.
-    pub(crate) fn containing(&self, x: u64) -> Option<(u64, u64)> {
+    pub fn containing(&self, x: u64) -> Option<(u64, u64)> {
         self.map.range(..=x).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| x < e)
     }
 
     /// True when `[s, e)` (non-empty) lies inside one range.
-    pub(crate) fn covers(&self, s: u64, e: u64) -> bool {
+    pub fn covers(&self, s: u64, e: u64) -> bool {
         self.containing(s).is_some_and(|(_, end)| e <= end)
     }
 
     /// The first byte at or after `x` that no range covers.
-    pub(crate) fn next_gap(&self, x: u64) -> u64 {
+    pub fn next_gap(&self, x: u64) -> u64 {
         self.containing(x).map_or(x, |(_, e)| e)
     }
 
     /// The lowest range.
-    pub(crate) fn first(&self) -> Option<(u64, u64)> {
+    pub fn first(&self) -> Option<(u64, u64)> {
         self.map.first_key_value().map(|(&s, &e)| (s, e))
     }
 
     /// The highest range.
-    pub(crate) fn last(&self) -> Option<(u64, u64)> {
+    pub fn last(&self) -> Option<(u64, u64)> {
         self.map.last_key_value().map(|(&s, &e)| (s, e))
     }
 
     /// The ranges from the highest down.
-    pub(crate) fn iter_rev(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub fn iter_rev(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.map.iter().rev().map(|(&s, &e)| (s, e))
     }
 
     /// Adds `[s, e)`, merging with every range it overlaps or touches, and calls `newly(a, b)`
     /// for each part `[a, b)` of it that no range covered before, in increasing order.
-    pub(crate) fn insert(&mut self, s: u64, e: u64, mut newly: impl FnMut(u64, u64)) {
+    pub fn insert(&mut self, s: u64, e: u64, mut newly: impl FnMut(u64, u64)) {
         if s >= e {
             return;
         }
@@ -92,7 +92,7 @@ impl RangeSet {
     }
 
     /// Forgets everything below `x` (a range that straddles `x` is cut at it).
-    pub(crate) fn remove_below(&mut self, x: u64) {
+    pub fn remove_below(&mut self, x: u64) {
         while let Some((s, e)) = self.first() {
             if s >= x {
                 break;
@@ -108,7 +108,7 @@ impl RangeSet {
     }
 
     /// Removes and returns the lowest range if it starts at or below `x`.
-    pub(crate) fn pop_first_if_at_or_below(&mut self, x: u64) -> Option<(u64, u64)> {
+    pub fn pop_first_if_at_or_below(&mut self, x: u64) -> Option<(u64, u64)> {
         let (s, e) = self.first()?;
         (s <= x).then(|| {
             self.map.remove(&s);

@@ -241,15 +241,15 @@ pub struct Sender {
 }
 
 mod ack;
-mod dupthresh;
+pub(crate) mod dupthresh;
 mod ecn;
 mod loss;
 mod ns2;
 mod ns3;
-mod pacer;
-mod prr;
+pub(crate) mod pacer;
+pub(crate) mod prr;
 mod quick_start;
-mod rack;
+pub(crate) mod rack;
 mod rack_tlp;
 mod sack;
 mod scoreboard;

@@ -50,7 +50,7 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 1 | version ([`wire::VERSION`] = 1) |
+//! | 1 | version ([`wire::VERSION`] = 2) |
 //! | 1 | type: 1 INIT, 2 INIT_ACK, 3 DATA, 4 ACK, 5 CLOSE, 6 CLOSE_ACK |
 //! | 1 | flags ([`wire::flags`]; a bit a type does not define is malformed) |
 //! | 8 | connection id (random, chosen by the client) |

@@ -107,6 +107,50 @@ pub(super) fn queue(path: &str, q: &raw::Queue) -> R<QueueSpec> {
                 drop_batch: int(path, q, &decls::FQ_DROP_BATCH)?,
             })
         }
+        "pie" => {
+            let target = dur(path, q, &decls::PIE_TARGET)?;
+            let t_update = dur(path, q, &decls::PIE_T_UPDATE)?;
+            Ok(QueueSpec::Pie {
+                limit,
+                target,
+                t_update,
+                alpha: number(path, q, &decls::PIE_ALPHA)?,
+                beta: number(path, q, &decls::PIE_BETA)?,
+                max_burst: match value(path, q, &decls::PIE_MAX_BURST.info)? {
+                    ParamValue::Dur(d) => d,
+                    _ => unreachable!("a duration parameter resolves to a duration"),
+                },
+                ecn: flag(path, q, &decls::PIE_ECN)?,
+                mark_ecn_th: number(path, q, &decls::PIE_MARK_ECN_TH)?,
+                timestamps: matches!(value(path, q, &decls::PIE_ESTIMATOR.info)?, ParamValue::Choice(c) if c == "timestamps"),
+                dq_threshold: int(path, q, &decls::PIE_DQ_THRESHOLD)?,
+                mtu: int(path, q, &decls::PIE_MTU)?,
+                derandomize: flag(path, q, &decls::PIE_DERANDOMIZE)?,
+                cap_drop: flag(path, q, &decls::PIE_CAP_DROP)?,
+            })
+        }
+        "dualpi2" => {
+            let target = dur(path, q, &decls::DUALPI2_TARGET)?;
+            let step_thresh = dur(path, q, &decls::DUALPI2_STEP)?;
+            if step_thresh >= target {
+                return err(format!("{path}.step_thresh"), format!("{step_thresh} must be below target ({target}): the L queue is the shallow one"));
+            }
+            Ok(QueueSpec::DualPi2 {
+                limit,
+                target,
+                t_update: dur(path, q, &decls::DUALPI2_T_UPDATE)?,
+                alpha: number(path, q, &decls::DUALPI2_ALPHA)?,
+                beta: number(path, q, &decls::DUALPI2_BETA)?,
+                k: number(path, q, &decls::DUALPI2_K)?,
+                step_thresh,
+                tshift: match value(path, q, &decls::DUALPI2_TSHIFT.info)? {
+                    ParamValue::Dur(d) => d,
+                    _ => unreachable!("a duration parameter resolves to a duration"),
+                },
+                ecn: flag(path, q, &decls::DUALPI2_ECN)?,
+                drop_on_overload: flag(path, q, &decls::DUALPI2_DROP_ON_OVERLOAD)?,
+            })
+        }
         other => unreachable!("queue kind {other} is declared but not resolved"),
     }
 }

@@ -253,6 +253,11 @@ impl DualPi2 {
         head(&self.l).max(head(&self.c))
     }
 
+    /// Every packet waiting, the L queue's first.
+    pub fn packets(&self) -> impl Iterator<Item = &QPacket> + '_ {
+        self.l.iter().chain(self.c.iter())
+    }
+
     /// `p'`, the base probability.
     pub fn p_prime(&self) -> f64 {
         self.p_prime

@@ -59,6 +59,8 @@ pub enum DropCause {
     Aqm,
     /// The buffer (a packet or byte limit, FQ-CoDel's memory limit) was full.
     Overflow,
+    /// The link's impairment lost it after the discipline let it go (docs/IMPAIRMENTS.md).
+    Impairment,
 }
 
 /// Drops and marks decided during one call, for packets other than the one the call returns.
@@ -128,12 +130,26 @@ pub enum Qdisc {
     CoDel(codel::CoDelQueue),
     /// FQ-CoDel.
     FqCoDel(Box<fq_codel::FqCoDel>),
+    /// PIE over one FIFO.
+    Pie(Box<pie::PieQueue>),
+    /// DualPI2: the L4S and Classic queues, coupled.
+    DualPi2(Box<dualpi2::DualPi2>),
 }
 
 impl Qdisc {
+    /// The kind's name in scenarios.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Qdisc::CoDel(_) => "codel",
+            Qdisc::FqCoDel(_) => "fq-codel",
+            Qdisc::Pie(_) => "pie",
+            Qdisc::DualPi2(_) => "dualpi2",
+        }
+    }
+
     /// Offers a packet; drops (of it, or of others to make room) go to `ev`. `rng`: the
     /// discipline's own random stream.
-    pub fn enqueue(&mut self, p: QPacket, _rng: &mut Pcg64, ev: &mut Events) {
+    pub fn enqueue(&mut self, p: QPacket, rng: &mut Pcg64, ev: &mut Events) {
         match self {
             Qdisc::CoDel(q) => {
                 if !q.enqueue(p) {
@@ -141,14 +157,18 @@ impl Qdisc {
                 }
             }
             Qdisc::FqCoDel(q) => q.enqueue(p, ev),
+            Qdisc::Pie(q) => q.enqueue(p, rng, ev),
+            Qdisc::DualPi2(q) => q.enqueue(p.enqueued, p, rng, ev),
         }
     }
 
     /// The next packet to send at `now`; the packets dropped on the way go to `ev`.
-    pub fn dequeue(&mut self, now: Time, _rng: &mut Pcg64, ev: &mut Events) -> Option<QPacket> {
+    pub fn dequeue(&mut self, now: Time, rng: &mut Pcg64, ev: &mut Events) -> Option<QPacket> {
         match self {
             Qdisc::CoDel(q) => q.dequeue(now, ev),
             Qdisc::FqCoDel(q) => q.dequeue(now, ev),
+            Qdisc::Pie(q) => q.dequeue(now),
+            Qdisc::DualPi2(q) => q.dequeue(now, rng, ev),
         }
     }
 
@@ -157,6 +177,8 @@ impl Qdisc {
         match self {
             Qdisc::CoDel(q) => q.fifo.len() as u64,
             Qdisc::FqCoDel(q) => q.len_pkts(),
+            Qdisc::Pie(q) => q.fifo.len() as u64,
+            Qdisc::DualPi2(q) => q.len() as u64,
         }
     }
 
@@ -165,6 +187,8 @@ impl Qdisc {
         match self {
             Qdisc::CoDel(q) => q.fifo.bytes(),
             Qdisc::FqCoDel(q) => q.len_bytes(),
+            Qdisc::Pie(q) => q.fifo.bytes(),
+            Qdisc::DualPi2(q) => q.bytes(),
         }
     }
 
@@ -173,14 +197,30 @@ impl Qdisc {
         match self {
             Qdisc::CoDel(q) => Box::new(q.fifo.iter()),
             Qdisc::FqCoDel(q) => Box::new(q.packets()),
+            Qdisc::Pie(q) => Box::new(q.fifo.iter()),
+            Qdisc::DualPi2(q) => Box::new(q.packets()),
         }
     }
 
-    /// When the discipline wants [`Qdisc::on_timer`] called (a periodic update), if ever.
+    /// When the discipline's next periodic update is due (PIE's and PI²'s probability), if it
+    /// has one.
     pub fn next_timer(&self) -> Option<Time> {
-        None
+        match self {
+            Qdisc::CoDel(_) | Qdisc::FqCoDel(_) => None,
+            Qdisc::Pie(q) => Some(q.pie.next_update()),
+            Qdisc::DualPi2(q) => Some(q.next_update()),
+        }
     }
 
-    /// Runs the discipline's periodic work due at `now`.
-    pub fn on_timer(&mut self, _now: Time) {}
+    /// Runs every periodic update due by `now`, each at its own time (the queue has not changed
+    /// since the earliest of them: the owner calls this before every enqueue and dequeue).
+    pub fn run_timers(&mut self, now: Time) {
+        while let Some(t) = self.next_timer().filter(|&t| t <= now) {
+            match self {
+                Qdisc::Pie(q) => q.update(t),
+                Qdisc::DualPi2(q) => q.update(t),
+                Qdisc::CoDel(_) | Qdisc::FqCoDel(_) => unreachable!("no timer"),
+            }
+        }
+    }
 }

@@ -77,7 +77,7 @@
 //!   first, as here (no random draw while the allowance lasts).
 //! - Linux runs its first update 500 ms after setup; here the first is at `t_update`.
 
-use super::{sojourn, QPacket};
+use super::{sojourn, DropCause, Ecn, Events, Fifo, QPacket};
 pub use crate::red::Verdict;
 use rand::RngExt as _;
 use rand_pcg::Pcg64;
@@ -759,5 +759,52 @@ mod tests {
             assert_eq!(run(7, derandomize), run(7, derandomize));
             assert_ne!(run(7, derandomize), run(8, derandomize));
         }
+    }
+}
+
+/// A PIE queue: one FIFO with a packet limit, PIE deciding each arrival's fate.
+#[derive(Clone, Debug)]
+pub struct PieQueue {
+    /// PIE's state.
+    pub pie: Pie,
+    /// Most packets held (arrivals beyond it are dropped, RFC 8033's tail drop).
+    pub limit: u64,
+    /// The packets waiting.
+    pub fifo: Fifo,
+}
+
+impl PieQueue {
+    /// An empty queue.
+    pub fn new(params: PieParams, limit: u64) -> Self {
+        PieQueue { pie: Pie::new(params), limit, fifo: Fifo::default() }
+    }
+
+    /// Offers a packet (its `enqueued` is now): tail drop on a full buffer, else PIE's verdict.
+    pub fn enqueue(&mut self, mut p: QPacket, rng: &mut Pcg64, ev: &mut Events) {
+        if self.fifo.len() as u64 >= self.limit {
+            self.pie.on_tail_drop();
+            ev.drops.push((p, DropCause::Overflow));
+            return;
+        }
+        match self.pie.enqueue(p.enqueued, self.fifo.bytes(), &p, rng) {
+            Verdict::Drop => ev.drops.push((p, DropCause::Aqm)),
+            Verdict::Mark => {
+                p.ecn = Ecn::Ce;
+                self.fifo.push(p);
+            }
+            Verdict::Accept => self.fifo.push(p),
+        }
+    }
+
+    /// The next packet to send.
+    pub fn dequeue(&mut self, now: Time) -> Option<QPacket> {
+        let p = self.fifo.pop()?;
+        self.pie.on_dequeue(now, &p, self.fifo.bytes());
+        Some(p)
+    }
+
+    /// The periodic drop-probability update due at `now`.
+    pub fn update(&mut self, now: Time) {
+        self.pie.update(now, self.fifo.bytes());
     }
 }

@@ -4,7 +4,7 @@
 //! with packets it dropped on the way and with a CE mark.
 
 use super::*;
-use crate::aqm::Ecn;
+use crate::aqm::{DropCause, Ecn};
 use crate::trace::QueueTrace;
 
 /// The queue trace's recorder for channel `c` (a no-op when the queue trace is off).
@@ -67,14 +67,6 @@ impl Simulation {
         let before = ch.waiting_pkts();
         let offer = ch.aqm_enqueue(now, size, pkt, key, ecn, queue_recorder(self.scenario.trace.queue, &mut self.traces.queue, &mut self.gate_queue, c));
         match offer {
-            Offer::Lost => {
-                self.aqm_trace(c, PKT_LOST, rec);
-                let p = self.arena.get(pkt);
-                if p.kind == PktKind::Data && p.conn == self.flows[p.flow as usize].conn {
-                    self.flows[p.flow as usize].m.impairment_drops += 1;
-                }
-                self.drop_packet(pkt);
-            }
             Offer::Queued { dequeue_at } => {
                 self.aqm_trace(c, PKT_ENQUEUE, rec);
                 if let Some(link) = self.qs.as_mut().and_then(|qs| qs.links[c as usize].as_mut()) {
@@ -97,15 +89,23 @@ impl Simulation {
                     None => {}
                 }
             }
-            Offer::Accepted { .. } | Offer::Dropped => unreachable!("a dequeue-time queue answers Queued or Lost"),
+            Offer::Accepted { .. } | Offer::Dropped | Offer::Lost => unreachable!("a dequeue-time queue answers Queued"),
         }
     }
 
     /// Drops what channel `c`'s discipline decided to drop.
     fn aqm_drops(&mut self, c: u32) {
-        for (pkt, _cause) in self.net.channels[c as usize].take_aqm_drops() {
+        for (pkt, cause) in self.net.channels[c as usize].take_aqm_drops() {
             let rec = self.aqm_record(c, pkt);
-            self.aqm_trace(c, PKT_DROP, rec);
+            if cause == DropCause::Impairment {
+                self.aqm_trace(c, PKT_LOST, rec);
+                let p = self.arena.get(pkt);
+                if p.kind == PktKind::Data && p.conn == self.flows[p.flow as usize].conn {
+                    self.flows[p.flow as usize].m.impairment_drops += 1;
+                }
+            } else {
+                self.aqm_trace(c, PKT_DROP, rec);
+            }
             self.drop_packet(pkt);
         }
     }
@@ -122,10 +122,12 @@ impl Simulation {
             let p = self.arena.get_mut(d.pkt);
             if d.ce && p.flags & flags::CE == 0 {
                 p.flags |= flags::CE;
-                let (kind, flow, conn) = (p.kind, p.flow, p.conn);
+                let (kind, flow, conn, startup) = (p.kind, p.flow, p.conn, p.flags & flags::STARTUP != 0);
                 self.net.channels[c as usize].stats.marks += 1;
                 if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
-                    self.flows[flow as usize].m.ecn_marks += 1;
+                    let m = &mut self.flows[flow as usize].m;
+                    m.ecn_marks += 1;
+                    m.marked_startup += startup as u64;
                 }
                 self.aqm_trace(c, PKT_MARK, rec);
             }

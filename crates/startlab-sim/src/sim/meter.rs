@@ -8,6 +8,8 @@ use super::*;
 pub(crate) struct FlowMeter {
     pub sent_startup: u64,
     pub dropped_startup: u64,
+    /// Data packets sent during startup that a queue marked CE.
+    pub marked_startup: u64,
     pub dropped: u64,
     /// Of `dropped`, retransmissions.
     pub dropped_retransmissions: u64,

@@ -309,6 +309,11 @@ impl Simulation {
                 }
             }
             Source::Dequeue(c) => self.aqm_service(c),
+            Source::QueueTimer(c) => {
+                if let Some(t) = self.net.channels[c as usize].aqm_timer(self.now) {
+                    self.q.push(t, Source::QueueTimer(c));
+                }
+            }
             Source::Cross(j) => self.cross_emit(j),
             Source::Request(f) => self.send_request(f),
             Source::UserNext(f) => self.next_connection(f),

@@ -9,6 +9,13 @@ impl Simulation {
         startlab_cc::startup::plugin::clear_halt();
         let net = network(&scenario);
         let mut q = EventQueue::default();
+        // Queue disciplines with a periodic update (PIE, DualPI2) run it from the start, busy or
+        // idle.
+        for (c, ch) in net.channels.iter().enumerate() {
+            if let Some(t) = ch.aqm_next_timer() {
+                q.push(t, Source::QueueTimer(c as u32));
+            }
+        }
         let (drawn, drawn_groups) = arrival_flows(&scenario);
         let static_flows = scenario.flows.len();
         let mut specs = scenario.flows.clone();

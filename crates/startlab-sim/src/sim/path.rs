@@ -122,7 +122,9 @@ impl Simulation {
                 if marked && pflags & flags::CE == 0 {
                     self.arena.get_mut(pkt).flags |= flags::CE;
                     if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
-                        self.flows[flow as usize].m.ecn_marks += 1;
+                        let m = &mut self.flows[flow as usize].m;
+                        m.ecn_marks += 1;
+                        m.marked_startup += (pflags & flags::STARTUP != 0) as u64;
                     }
                 }
                 let ch = &mut self.net.channels[c as usize];

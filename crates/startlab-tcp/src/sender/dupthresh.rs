@@ -15,11 +15,11 @@ use crate::ranges::RangeSet;
 
 /// RFC 6675's IsLost() rule: DupThresh and the unit in which acknowledged numbers are counted.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct DupThresh {
+pub struct DupThresh {
     /// DupThresh (RFC 5681: 3).
-    pub(super) dupthresh: u32,
+    pub dupthresh: u32,
     /// What one segment counts in the acknowledged ranges: SMSS bytes for TCP, 1 for packets.
-    pub(super) unit: u64,
+    pub unit: u64,
 }
 
 impl DupThresh {
@@ -29,7 +29,7 @@ impl DupThresh {
     /// numbers walked; `None` when that never happens. Every unacknowledged number below the bound
     /// is lost (what is acknowledged above a number is also above every lower one), none above
     /// it. O(DupThresh) runs.
-    pub(super) fn lost_bound(&self, acked: &RangeSet, floor: u64) -> Option<(u64, u64)> {
+    pub fn lost_bound(&self, acked: &RangeSet, floor: u64) -> Option<(u64, u64)> {
         let threshold = (self.dupthresh as u64 - 1) * self.unit;
         let (mut runs, mut bytes) = (0, 0);
         for (s, e) in acked.iter_rev() {

@@ -32,18 +32,18 @@ use super::{PrrBound, Recovery, Sender};
 
 /// PRR's per-episode counters, in bytes.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Prr {
+pub struct Prr {
     /// `prr_delivered`: data delivered to the receiver during the episode.
-    pub(super) delivered: u64,
+    pub delivered: u64,
     /// `prr_out`: data sent during the episode, retransmissions included.
-    pub(super) out: u64,
+    pub out: u64,
     /// `RecoverFS`.
-    pub(super) recover_fs: u64,
+    pub recover_fs: u64,
 }
 
 /// The flavour of PRR: RFC 6937 with one of its reduction bounds, or Linux's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PrrRule {
+pub enum PrrRule {
     /// RFC 6937 (RFC 9937 for `PrrBound::SafeAck`).
     Rfc(PrrBound),
     /// Linux `tcp_cwnd_reduction`: `SafeAck`'s bound, and at least one segment may leave until
@@ -53,12 +53,12 @@ pub(super) enum PrrRule {
 
 impl Prr {
     /// A recovery episode starts; `recover_fs` is RFC 6937's FlightSize or Linux's prior cwnd.
-    pub(super) fn enter(recover_fs: u64) -> Prr {
+    pub fn enter(recover_fs: u64) -> Prr {
         Prr { delivered: 0, out: 0, recover_fs: recover_fs.max(1) }
     }
 
     /// `bytes` were sent during the episode.
-    pub(super) fn on_send(&mut self, bytes: u64) {
+    pub fn on_send(&mut self, bytes: u64) {
         self.out += bytes;
     }
 
@@ -69,7 +69,7 @@ impl Prr {
     /// bound's extra segment. An ACK that delivers nothing leaves cwnd as it is (`None`), as
     /// Linux and ns-3 do.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn on_ack(&mut self, rule: PrrRule, delivered: u64, pipe: u64, ssthresh: i64, mss: i64, committed: u64, safe_ack: bool) -> Option<i64> {
+    pub fn on_ack(&mut self, rule: PrrRule, delivered: u64, pipe: u64, ssthresh: i64, mss: i64, committed: u64, safe_ack: bool) -> Option<i64> {
         if delivered == 0 {
             return None;
         }
@@ -105,7 +105,7 @@ impl Sender {
     /// PRR's part of an ACK (or of Linux's reordering timer), with `pipe` already recomputed:
     /// sets cwnd to `pipe + sndcnt`. `una_advanced` and `newly_lost` make the ACK "safe" for the
     /// slow-start bound.
-    pub(super) fn prr_on_ack(&mut self, delivered: u64, pipe: u64, una_advanced: bool, newly_lost: bool) {
+    pub fn prr_on_ack(&mut self, delivered: u64, pipe: u64, una_advanced: bool, newly_lost: bool) {
         if delivered == 0 {
             return;
         }

@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 
 /// RACK's detector state.
 #[derive(Debug, Default)]
-pub(super) struct Rack {
+pub struct Rack {
     /// `RACK.xmit_ts` and `RACK.end_seq` (the order key) of the latest-sent delivered segment.
     xmit: Option<(Time, u64)>,
     /// `RACK.rtt`: the RTT of that segment.
@@ -70,14 +70,14 @@ fn sent_after((t1, s1): (Time, u64), (t2, s2): (Time, u64)) -> bool {
 
 impl Rack {
     /// A transmission of `id` (its `tx`-th) at `now` enters the send-order queue.
-    pub(super) fn on_send(&mut self, now: Time, id: u64, tx: u16) {
+    pub fn on_send(&mut self, now: Time, id: u64, tx: u16) {
         self.sent.push_back((now, id, tx));
     }
 
     /// A segment delivered by the ACK being processed at `now` (cumulatively for the first time,
     /// or newly SACKed): last sent at `sent`, its `tx`-th transmission, with order key `key`;
     /// `below_fack` when it lies below the highest byte SACKed before.
-    pub(super) fn on_delivered(&mut self, now: Time, sent: Time, tx: u16, key: u64, below_fack: bool) {
+    pub fn on_delivered(&mut self, now: Time, sent: Time, tx: u16, key: u64, below_fack: bool) {
         if tx == 1 && below_fack {
             self.reord_seen = true;
         }
@@ -95,25 +95,25 @@ impl Rack {
     }
 
     /// An RTT sample of a segment sent once.
-    pub(super) fn on_rtt_sample(&mut self, rtt: Dur) {
+    pub fn on_rtt_sample(&mut self, rtt: Dur) {
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
 
     /// Reordering has been seen.
     #[cfg(test)]
-    pub(super) fn reordering_seen(&self) -> bool {
+    pub fn reordering_seen(&self) -> bool {
         self.reord_seen
     }
 
     /// `RACK.xmit_ts` moved since the last call: a detection is due.
-    pub(super) fn take_advanced(&mut self) -> bool {
+    pub fn take_advanced(&mut self) -> bool {
         std::mem::take(&mut self.advanced)
     }
 
     /// RFC 8985 `RACK_update_reo_wnd`, as Linux `tcp_rack_reo_wnd` resolves it: 0 while no
     /// reordering has been seen and `eager` (in recovery, or DupThresh segments acknowledged
     /// above a hole), else `min(min_RTT / 4, srtt)`.
-    pub(super) fn reo_wnd(&self, eager: bool, srtt: Option<Dur>) -> Dur {
+    pub fn reo_wnd(&self, eager: bool, srtt: Option<Dur>) -> Dur {
         if !self.reord_seen && eager {
             return Dur::ZERO;
         }
@@ -122,13 +122,13 @@ impl Rack {
     }
 
     /// The reordering timer.
-    pub(super) fn reo_deadline(&self) -> Option<Time> {
+    pub fn reo_deadline(&self) -> Option<Time> {
         self.reo_deadline
     }
 
     /// A detection starts (on an ACK, or because the reordering timer fired): the timer is
     /// disarmed until the detection arms it again.
-    pub(super) fn begin_detection(&mut self) {
+    pub fn begin_detection(&mut self) {
         self.reo_deadline = None;
     }
 
@@ -137,7 +137,7 @@ impl Rack {
     /// of a queued transmission still in flight, or `None` for a stale one (dropped). The walk
     /// stops at the first transmission sent after `RACK.xmit_ts`, or whose `RACK.rtt + reo_wnd`
     /// is not up at `now` (the reordering timer is armed for it).
-    pub(super) fn next_lost(&mut self, now: Time, reo_wnd: Dur, mut live: impl FnMut(u64, u16) -> Option<u64>) -> Option<u64> {
+    pub fn next_lost(&mut self, now: Time, reo_wnd: Dur, mut live: impl FnMut(u64, u16) -> Option<u64>) -> Option<u64> {
         let xmit = self.xmit?;
         while let Some(&(sent, id, tx)) = self.sent.front() {
             let Some(key) = live(id, tx) else {
@@ -160,7 +160,7 @@ impl Rack {
 
     /// A retransmission timeout: every transmission in the queue is forgotten (the caller marks
     /// what is outstanding lost) and the reordering timer disarmed.
-    pub(super) fn on_timeout(&mut self) {
+    pub fn on_timeout(&mut self) {
         self.sent.clear();
         self.reo_deadline = None;
     }
