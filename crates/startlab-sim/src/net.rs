@@ -370,11 +370,13 @@ impl Channel {
         self.aqm.as_ref().and_then(|a| a.qdisc.next_timer())
     }
 
-    /// The packets a dequeue-time discipline dropped since the last call, with why.
+    /// The packets a dequeue-time discipline dropped since the last call, with why (no allocation
+    /// when there are none, the usual case).
+    #[inline]
     pub fn take_aqm_drops(&mut self) -> Vec<(u32, DropCause)> {
         match self.aqm.as_mut() {
-            Some(a) => a.events.drops.drain(..).map(|(p, c)| (p.pkt, c)).collect(),
-            None => Vec::new(),
+            Some(a) if !a.events.drops.is_empty() => a.events.drops.drain(..).map(|(p, c)| (p.pkt, c)).collect(),
+            _ => Vec::new(),
         }
     }
 
