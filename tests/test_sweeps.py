@@ -605,3 +605,15 @@ def test_the_store_benchmark_records_new_keys(tmp_path: Path) -> None:
     with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (20, 20)
         assert con.execute("SELECT count(DISTINCT key) FROM flows").fetchone() == (20,)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[1] / "examples" / "sweeps").glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_sweep_plans_runs_the_scenario_edge_accepts(path: Path) -> None:
+    """Each sweep file under examples/sweeps/ parses and every run it plans is a valid scenario."""
+    from startlab.sweep import file as sweepfile
+    from startlab.sweep import run as sweeprun
+
+    tasks = sweeprun.plan(sweepfile.load(path))
+    assert tasks
+    refused = [(task.values, task.error if hasattr(task, "error") else None) for task in tasks if task.resolved is None]
+    assert not refused, refused[:3]
