@@ -114,6 +114,28 @@ def test_the_router_applies_the_bottleneck_and_logs_every_drop() -> None:
     assert report["late"] == (max(fwd["lateness_worst_s"], rev["lateness_worst_s"]) > 1e-3)
 
 
+@pytest.mark.parametrize("kind", ["codel", "fq-codel", "pie"])
+def test_the_router_runs_the_simulators_dequeue_time_disciplines(kind: str, tmp_path: Path) -> None:
+    """The same 20 Mbit/s path behind CoDel, FQ-CoDel or PIE (the simulator's own code on the
+    router's frames): Linux CUBIC crosses it, the discipline's own drops are logged as `aqm`, and
+    it keeps the queue well below the 67-packet drop-tail buffer's (which slow start fills)."""
+    scenario = tmp_path / f"{kind}.toml"
+    scenario.write_text(PATH_20.read_text().replace('queue = { kind = "droptail", limit = "67pkt" }', f'queue = {{ kind = "{kind}", limit = "1000pkt" }}'))
+    with testbed.Testbed(kind.replace("-", "")[:6]) as tb:
+        tb.start_router(scenario)
+        got = tb.transfer(8_000_000, "cubic")
+        report = tb.stop_router()
+    assert got["bytes"] == 8_000_000
+    fwd = report["forward"]
+    assert report["path"]["queue"].startswith(kind)
+    assert fwd["aqm_drops"] > 0, "the discipline never dropped"
+    assert {d["reason"] for d in fwd["drop_log"]} <= {"aqm", "queue"} and fwd["drops"] == len(fwd["drop_log"])
+    rtts = sorted(s.rtt for s in got["samples"] if s.rtt > 0)
+    # Drop-tail's 67 packets add up to 40 ms; the disciplines hold the median RTT near 40 ms plus
+    # their target (5 ms for the CoDels, 15 ms for PIE).
+    assert rtts[len(rtts) // 2] < 0.040 + 0.025, f"median RTT {rtts[len(rtts) // 2]:.4f} s"
+
+
 def test_the_router_refuses_a_path_it_cannot_emulate(tmp_path: Path) -> None:
     import startlab
 
