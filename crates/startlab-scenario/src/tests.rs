@@ -270,7 +270,7 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
         ("kind = \"red\", limit = \"100pkt\", max_p = 0.0", "topology.queue.max_p", "greater than 0"),
         ("kind = \"red\", limit = \"100pkt\", w_q = 1.5", "topology.queue.w_q", "from 0 to 1"),
         ("kind = \"droptail\", limit = \"100pkt\", ecn = true", "topology.queue.ecn", "kind = \"red\""),
-        ("kind = \"blue\", limit = \"100pkt\"", "topology.queue.kind", "\"red\", \"codel\" or \"fq-codel\""),
+        ("kind = \"blue\", limit = \"100pkt\"", "topology.queue.kind", "\"red\", \"codel\", \"fq-codel\", \"pie\" or \"dualpi2\""),
     ] {
         let e = refused(&red(q));
         assert_eq!(e.path, path, "{q}: {e}");
