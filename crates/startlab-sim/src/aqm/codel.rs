@@ -3,12 +3,17 @@
 //! dequeue, the next drop coming `interval / sqrt(count)` after the previous one (the control law),
 //! and stops as soon as a packet leaves below `target` or the queue holds at most one MTU.
 //!
-//! This is RFC 8289 §5's pseudocode with an exact square root (Linux and ns-3 use a Newton step of
-//! `1/sqrt(count)` in fixed point; the control law's drop times differ from theirs by well under a
-//! microsecond for counts below 10⁶). "Resuming" a drop state (§5.5: `count` restarts from
-//! `count − lastcount` if the previous drop state ended less than 16 intervals ago) is as the RFC
-//! writes it. A packet is marked instead of dropped when marking is on and it is ECN-capable; a
-//! marked packet leaves, as in Linux and ns-3.
+//! This is RFC 8289 §5's pseudocode with `1/sqrt(count)` kept the way Linux and ns-3 keep it: a
+//! 16-bit fixed-point reciprocal square root moved by one Newton step each time `count` changes
+//! (reset to 1.0 when a drop state starts afresh), not recomputed exactly. The approximation is
+//! coarse at small counts — the second drop comes interval/2 after the first, not interval/√2
+//! (50 ms instead of 70.7 ms at the default interval), then 56.25, 48.8 and 44.1 ms — and it is what
+//! the deployed CoDels do: with the exact root, ns-3 3.44 drops 6 packets in a first drop state
+//! where this model dropped 4 (docs/QUEUES.md, "Against ns-3 3.44"). "Resuming" a drop state (§5.5:
+//! `count` restarts from `count − lastcount` if the previous drop state ended less than 16
+//! intervals ago) is as the RFC writes it, with one Newton step from the stored root. A packet is
+//! marked instead of dropped when marking is on and it is ECN-capable; a marked packet leaves, as
+//! in Linux and ns-3.
 
 use super::{sojourn, DropCause, Ecn, Events, Fifo, QPacket};
 use startlab_units::{Dur, Time};
@@ -28,7 +33,7 @@ pub struct CoDelParams {
 }
 
 /// The state of one CoDel queue (one per FQ-CoDel flow bucket).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CoDel {
     /// When the sojourn time first stayed above target long enough to drop (`None`: it is below).
     first_above_time: Option<Time>,
@@ -40,6 +45,29 @@ pub struct CoDel {
     lastcount: u32,
     /// In the drop state.
     dropping: bool,
+    /// `1/sqrt(count)` in Q0.16 (0xFFFF is 1.0), moved by [`newton_step`] as `count` changes.
+    rec_inv_sqrt: u16,
+}
+
+/// 1.0 in the Q0.16 reciprocal square root.
+const REC_INV_SQRT_ONE: u16 = u16::MAX;
+
+/// One Newton iteration of `y ← y·(3 − count·y²)/2` towards `1/sqrt(count)`, in fixed point: `y` in
+/// Q0.16 is widened to Q0.32, `y²` kept in Q0.32, and the result narrowed back (the arithmetic of
+/// Linux's `codel_Newton_step`, written here from the formula).
+fn newton_step(rec_inv_sqrt: u16, count: u32) -> u16 {
+    let y = (rec_inv_sqrt as u64) << 16; // Q0.32
+    let y2 = (y * y) >> 32; // Q0.32
+    let three = 3u64 << 32;
+    let t = three.saturating_sub(count as u64 * y2) >> 2; // (3 − c·y²)/4, Q0.32 scaled by 1/4
+    let next = (t * y) >> (32 - 2 + 1); // ·y, undo the 1/4, halve: Q0.32
+    (next >> 16).min(u16::MAX as u64) as u16
+}
+
+impl Default for CoDel {
+    fn default() -> Self {
+        CoDel { first_above_time: None, drop_next: Time::ZERO, count: 0, lastcount: 0, dropping: false, rec_inv_sqrt: REC_INV_SQRT_ONE }
+    }
 }
 
 impl CoDel {
@@ -72,8 +100,9 @@ impl CoDel {
         Some((pkt, ok_to_drop))
     }
 
-    fn control_law(p: &CoDelParams, t: Time, count: u32) -> Time {
-        t + Dur((p.interval.as_nanos() as f64 / (count.max(1) as f64).sqrt()) as u64)
+    /// `t + interval/sqrt(count)`, with the stored reciprocal square root (interval × y in Q0.32).
+    fn control_law(&self, p: &CoDelParams, t: Time) -> Time {
+        t + Dur(((p.interval.as_nanos() as u128 * ((self.rec_inv_sqrt as u128) << 16)) >> 32) as u64)
     }
 
     /// Marks `pkt` (true) when marking is on and it is ECN-capable; otherwise it is to be dropped.
@@ -99,8 +128,9 @@ impl CoDel {
             }
             while now >= self.drop_next && self.dropping {
                 self.count += 1;
+                self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
                 if Self::mark(p, &mut pkt) {
-                    self.drop_next = Self::control_law(p, self.drop_next, self.count);
+                    self.drop_next = self.control_law(p, self.drop_next);
                     return Some(pkt);
                 }
                 ev.drops.push((pkt, DropCause::Aqm));
@@ -112,7 +142,7 @@ impl CoDel {
                     Some((next, ok)) => {
                         pkt = next;
                         if ok {
-                            self.drop_next = Self::control_law(p, self.drop_next, self.count);
+                            self.drop_next = self.control_law(p, self.drop_next);
                         } else {
                             self.dropping = false;
                         }
@@ -132,9 +162,15 @@ impl CoDel {
             self.dropping = true;
             // §5.5: resume near the old drop rate if the last drop state ended recently.
             let delta = self.count.saturating_sub(self.lastcount);
-            self.count = if delta > 1 && now.saturating_since(self.drop_next) < Dur(16 * p.interval.as_nanos()) { delta } else { 1 };
+            if delta > 1 && now.saturating_since(self.drop_next) < Dur(16 * p.interval.as_nanos()) {
+                self.count = delta;
+                self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
+            } else {
+                self.count = 1;
+                self.rec_inv_sqrt = REC_INV_SQRT_ONE;
+            }
             self.lastcount = self.count;
-            self.drop_next = Self::control_law(p, now, self.count);
+            self.drop_next = self.control_law(p, now);
             return out;
         }
         Some(pkt)
@@ -219,6 +255,26 @@ mod tests {
     }
 
     #[test]
+    fn the_newton_step_follows_the_deployed_fixed_point_schedule() {
+        // From 1.0: 0.5 at count 2, 0.5625 at 3, 0.4878 at 4, 0.4412 at 5 (Q0.16), and it settles
+        // on 1/sqrt(count) as count climbs one at a time (as it does while dropping).
+        let mut y = REC_INV_SQRT_ONE;
+        let mut got = Vec::new();
+        for c in 2..=5 {
+            y = newton_step(y, c);
+            got.push(y as f64 / 65536.0);
+        }
+        for (g, want) in got.iter().zip([0.5, 0.5625, 0.4878, 0.4412]) {
+            assert!((g - want).abs() < 0.001, "{got:?}");
+        }
+        let mut y = REC_INV_SQRT_ONE;
+        for c in 2..=100 {
+            y = newton_step(y, c);
+        }
+        assert!((y as f64 / 65536.0 - 0.1).abs() < 0.002, "{y}");
+    }
+
+    #[test]
     fn a_queue_below_target_is_never_dropped() {
         // Arrivals slower than service: every packet leaves at once.
         let (drops, marks) = run(false, 1000, Dur::from_millis(2), Dur::from_millis(1), at(3 * 1000));
@@ -234,12 +290,13 @@ mod tests {
         // = 10 ms + 100 ms and the first drop is at the dequeue at 110 ms.
         assert_eq!(first, at(110));
         // Entering the drop state sets count = 1: the next drop is one interval later, then
-        // interval/sqrt(2) after that (RFC 8289 §5.4, control_law).
+        // interval·y with y one Newton step from 1.0 at count 2: 0.5, so 50 ms (not 70.7), then
+        // 56.25 ms at count 3 (y = 0.5625) — Linux's and ns-3's schedule.
         let mut distinct = drops.clone();
         distinct.dedup();
         assert_eq!(distinct[1], at(210));
-        let third = distinct[2] - distinct[1];
-        assert!(third >= Dur::from_micros(70_710) && third <= Dur::from_micros(71_000), "{third:?}");
+        let gap = |k: usize| (distinct[k + 1] - distinct[k]).as_nanos() as f64 / 1e6;
+        assert!((gap(1) - 50.0).abs() < 1.0 && (gap(2) - 56.25).abs() < 1.0, "{} {}", gap(1), gap(2));
     }
 
     #[test]
@@ -278,7 +335,7 @@ mod tests {
     #[test]
     fn the_drop_state_resumes_near_its_old_count_within_16_intervals() {
         let p = params(false);
-        let mut c = CoDel { count: 10, lastcount: 2, dropping: false, first_above_time: Some(Time::ZERO), drop_next: at(1000) };
+        let mut c = CoDel { count: 10, lastcount: 2, first_above_time: Some(Time::ZERO), drop_next: at(1000), ..CoDel::default() };
         let mut q = Fifo::default();
         let now = at(1500);
         q.push(pkt(1, Time::ZERO, Ecn::NotEct));
@@ -288,7 +345,7 @@ mod tests {
         let _ = c.dequeue(&p, &mut q, now, &mut ev);
         assert!(c.dropping && c.count == 8, "count {}", c.count);
         // Long after the last drop state: count restarts at 1.
-        let mut c = CoDel { count: 10, lastcount: 2, dropping: false, first_above_time: Some(Time::ZERO), drop_next: at(1000) };
+        let mut c = CoDel { count: 10, lastcount: 2, first_above_time: Some(Time::ZERO), drop_next: at(1000), ..CoDel::default() };
         q.push(pkt(4, Time::ZERO, Ecn::NotEct));
         q.push(pkt(5, Time::ZERO, Ecn::NotEct));
         let _ = c.dequeue(&p, &mut q, at(1000 + 1700), &mut ev);

@@ -4,9 +4,10 @@
 //! the buffer is over its limit, packets are dropped from the head of the queue holding the most
 //! bytes, up to half of its backlog or `drop_batch` packets.
 //!
-//! Choices where RFC 8290 leaves room, as ns-3 3.44's `FqCoDelQueueDisc` makes them (the reference
-//! this lab compares against, docs/QUEUES.md): every arrival is accepted and the limit is enforced
-//! afterwards by the fat-flow drop (Linux and ns-3); a queue emptied while on the new list moves to
+//! Choices where RFC 8290 leaves room (docs/QUEUES.md compares them with ns-3 3.44): every arrival
+//! is accepted and the limit is enforced afterwards by the fat-flow drop (Linux; ns-3 3.44 also
+//! gives each flow's queue the whole limit, so one flow alone is tail-dropped there first); a queue
+//! emptied while on the new list moves to
 //! the end of the old list, one emptied on the old list is removed (RFC 8290 §4.2; Linux also
 //! removes a new queue when the old list is empty); each queue's CoDel checks its own backlog
 //! against the MTU (ns-3; Linux checks the whole qdisc's backlog). Buckets are made when a flow
