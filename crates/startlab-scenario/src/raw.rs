@@ -177,7 +177,8 @@ pub struct Tcp {
     pub linux_ss_clamp: Option<bool>,
     pub newreno_timer: Option<String>,
     pub idle_restart: Option<String>,
-    pub ecn: Option<bool>,
+    // `true`/`false` or a name ("off", "classic", "l4s"): `resolve` reads it.
+    pub ecn: Option<serde_json::Value>,
     pub startup_after_idle: Option<bool>,
     pub startup_min_response: Option<Amount>,
 }

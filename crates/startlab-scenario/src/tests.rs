@@ -270,14 +270,14 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
         ("kind = \"red\", limit = \"100pkt\", max_p = 0.0", "topology.queue.max_p", "greater than 0"),
         ("kind = \"red\", limit = \"100pkt\", w_q = 1.5", "topology.queue.w_q", "from 0 to 1"),
         ("kind = \"droptail\", limit = \"100pkt\", ecn = true", "topology.queue.ecn", "kind = \"red\""),
-        ("kind = \"blue\", limit = \"100pkt\"", "topology.queue.kind", "\"red\", \"codel\" or \"fq-codel\""),
+        ("kind = \"blue\", limit = \"100pkt\"", "topology.queue.kind", "\"red\", \"codel\", \"fq-codel\", \"pie\" or \"dualpi2\""),
     ] {
         let e = refused(&red(q));
         assert_eq!(e.path, path, "{q}: {e}");
         assert!(e.message.contains(words), "{q}: {e}");
     }
     let s = from_toml(&EXAMPLE.replace("ack = \"every-packet\"", "ack = \"every-packet\", ecn = true")).unwrap();
-    assert!(s.flows[0].tcp.ecn);
+    assert_eq!(s.flows[0].tcp.ecn, EcnSpec::Classic);
 }
 
 #[test]
@@ -311,7 +311,7 @@ fn codel_and_fq_codel_take_their_declared_defaults_and_refuse_what_cannot_work()
         assert_eq!(e.path, path, "{q}: {e}");
         assert!(e.message.contains(words), "{q}: {e}");
     }
-    assert!(!from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, "ECN is off by default");
+    assert_eq!(from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, EcnSpec::Off, "ECN is off by default");
 }
 
 #[test]
@@ -369,4 +369,25 @@ fn cross_sources_need_names_of_their_own() {
     assert!(e.message.contains("give it its own `name`"), "{}", e.message);
     // Distinct names pass.
     assert!(from_toml(&format!("{EXAMPLE}{}{}", named("a"), named("b"))).is_ok());
+}
+
+#[test]
+fn tcp_ecn_takes_a_flag_or_a_name_and_resolves_as_written() {
+    let with = |v: &str| from_toml(&EXAMPLE.replace("ack = \"every-packet\"", &format!("ack = \"every-packet\", ecn = {v}")));
+    for (v, spec, written) in [
+        ("false", EcnSpec::Off, serde_json::json!(false)),
+        ("true", EcnSpec::Classic, serde_json::json!(true)),
+        ("\"off\"", EcnSpec::Off, serde_json::json!(false)),
+        ("\"classic\"", EcnSpec::Classic, serde_json::json!(true)),
+        ("\"l4s\"", EcnSpec::L4s, serde_json::json!("l4s")),
+    ] {
+        let s = with(v).unwrap();
+        assert_eq!(s.flows[0].tcp.ecn, spec, "{v}");
+        assert_eq!(serde_json::to_value(&s.flows[0].tcp).unwrap()["ecn"], written, "{v}: a scenario without L4S resolves as before");
+    }
+    for (v, words) in [("\"L4S\"", "\"L4S\" is not known; expected true, false or \"off\", \"classic\" or \"l4s\""), ("1", "1 is not valid")] {
+        let e = with(v).unwrap_err();
+        assert_eq!(e.path, "flows[0].tcp.ecn", "{v}: {e}");
+        assert!(e.message.contains(words), "{v}: {e}");
+    }
 }

@@ -29,6 +29,48 @@ pub mod parts {
     pub use crate::sender::rack::Rack;
 }
 
+/// The ECN field of a segment's IP header (RFC 3168 §5; ECT(1) identifies L4S, RFC 9331 §4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IpEcn {
+    /// Not-ECT (`00`).
+    #[default]
+    NotEct,
+    /// ECT(0) (`10`): classic ECN.
+    Ect0,
+    /// ECT(1) (`01`): L4S.
+    Ect1,
+    /// CE (`11`): a queue marked it.
+    Ce,
+}
+
+/// How a connection uses ECN: the codepoint of its data and the feedback it asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnMode {
+    /// No ECN: Not-ECT data.
+    #[default]
+    Off,
+    /// RFC 3168: ECT(0) data, ECE/CWR feedback, one window reduction per window of data.
+    Classic,
+    /// L4S (RFC 9330, RFC 9331 §4): ECT(1) data.
+    L4s,
+}
+
+impl EcnMode {
+    /// ECN is used.
+    pub fn on(self) -> bool {
+        self != EcnMode::Off
+    }
+
+    /// The ECN field of new data (RFC 3168 §6.1.5: never of retransmissions or SYNs).
+    pub fn codepoint(self) -> IpEcn {
+        match self {
+            EcnMode::Off => IpEcn::NotEct,
+            EcnMode::Classic => IpEcn::Ect0,
+            EcnMode::L4s => IpEcn::Ect1,
+        }
+    }
+}
+
 /// Most SACK blocks an ACK can carry (RFC 2018: 4 without timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;
 

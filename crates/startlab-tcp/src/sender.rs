@@ -20,7 +20,7 @@
 //! The loss-detection and window-reduction parts take transport-neutral inputs (numbers, byte
 //! counts, send times) so that a packet-number transport can run them; each file says how.
 
-use crate::{Ack, RtoConfig, RtoEstimator};
+use crate::{Ack, EcnMode, IpEcn, RtoConfig, RtoEstimator};
 use startlab_cc::startup::{QsRequest, QuickStartEvent};
 use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
@@ -55,8 +55,9 @@ pub struct SenderConfig {
     /// handshake. The echo is checked here and the verdict goes to the controller.
     pub quick_start: Option<QsRequest>,
     /// Use ECN (RFC 3168, ALGORITHMS.md §17.3): negotiated in the handshake (SYN with ECE+CWR,
-    /// SYN-ACK with ECE), assumed agreed without one.
-    pub ecn: bool,
+    /// SYN-ACK with ECE), assumed agreed without one. With [`EcnMode::L4s`] new data is ECT(1)
+    /// (RFC 9331 §4).
+    pub ecn: EcnMode,
     /// The application hands data over in pieces ([`Sender::push`]) instead of all at once.
     pub app_limited: bool,
     /// What happens to cwnd when data comes after an idle period longer than the RTO.
@@ -107,8 +108,9 @@ pub struct Segment {
     pub retransmit: bool,
     /// Quick-Start Rate Request option carried by this segment.
     pub qs: Option<QsRequest>,
-    /// IP ECN field ECT(0): new data of an ECN connection (never retransmissions or SYNs).
-    pub ect: bool,
+    /// IP ECN field: ECT(0) (classic) or ECT(1) (L4S) on new data of an ECN connection, Not-ECT on
+    /// retransmissions and SYNs (RFC 3168 §6.1.5) and without ECN.
+    pub ecn: IpEcn,
     /// TCP ECE flag: set on an ECN-setup SYN (with CWR).
     pub ece: bool,
     /// TCP CWR flag: the first new data segment after an ECN window reduction, or an ECN-setup SYN.
@@ -398,7 +400,7 @@ impl Sender {
         if !self.cfg.handshake {
             self.handshake = Handshake::Established;
             // Without a handshake there is nothing to negotiate: ECN is assumed agreed.
-            self.ecn.set_ok(self.cfg.ecn);
+            self.ecn.set_mode(self.cfg.ecn);
         }
     }
 

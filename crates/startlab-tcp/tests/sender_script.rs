@@ -3,7 +3,7 @@
 mod common;
 use common::{build, MSS};
 use startlab_cc::Ssthresh;
-use startlab_tcp::{Ack, Recovery, Segment, Sender};
+use startlab_tcp::{Ack, IpEcn, Recovery, Segment, Sender};
 use startlab_units::{Dur, Time};
 
 fn ms(t: u64) -> Time {
@@ -196,7 +196,7 @@ fn an_ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
     let mut s = build(Recovery::Sack, 10, false, false, true);
     let first = drain(&mut s, ms(0));
     assert_eq!(first.len(), 10);
-    assert!(first.iter().all(|g| g.ect && !g.cwr), "new data is ECT(0), no CWR yet");
+    assert!(first.iter().all(|g| g.ecn == IpEcn::Ect0 && !g.cwr), "new data is ECT(0), no CWR yet");
     // t=100ms: ACK of segment 1 echoes a CE mark: ssthresh = max(FlightSize/2, 2) = 4.5 segments.
     s.on_ack(ms(100), &ece(1));
     assert_eq!(s.cc().cwnd(), 4.5 * MSS as f64, "cwnd = ssthresh = FlightSize/2");
@@ -208,7 +208,7 @@ fn an_ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
     }
     assert_eq!(s.stats().ecn_reductions, 1, "one reduction per window");
     let next = drain(&mut s, ms(110));
-    assert!(!next.is_empty() && next[0].cwr && next[0].ect, "CWR on the first new data segment");
+    assert!(!next.is_empty() && next[0].cwr && next[0].ecn == IpEcn::Ect0, "CWR on the first new data segment");
     assert!(next[1..].iter().all(|g| !g.cwr), "and only on it");
     // The ACK covering data sent after the reduction may reduce again.
     let beyond = next[0].seq / MSS + 1;

@@ -9,7 +9,7 @@ pub(super) struct Dropped {
     pub(super) conn: u32,
     pub(super) kind: PktKind,
     pub(super) flow: u32,
-    pub(super) flags: u8,
+    pub(super) flags: u16,
     pub(super) seq: u64,
     pub(super) len: u32,
 }
@@ -90,7 +90,7 @@ impl Simulation {
             });
         }
         let before = ch.waiting_pkts();
-        let ect = pflags & flags::ECT != 0;
+        let ect = flags::ip_ecn(pflags) != startlab_tcp::IpEcn::NotEct;
         let offer = ch.offer(now, size, seq, pkt, ect, &mut record);
         if let Some(rec) = traced {
             let (queued, qp, qb) = (ch.waiting_pkts() > before, ch.waiting_pkts(), ch.waiting_bytes());

@@ -12,7 +12,7 @@ impl Sender {
             if let Handshake::SynSent { at, retransmitted } = self.handshake {
                 self.handshake = Handshake::Established;
                 // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
-                self.ecn.set_ok(self.cfg.ecn && ack.ece);
+                self.ecn.set_mode(if ack.ece { self.cfg.ecn } else { EcnMode::Off });
                 self.rto_deadline = None;
                 if let Some(req) = self.qs.take_awaiting() {
                     // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).

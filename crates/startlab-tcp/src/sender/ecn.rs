@@ -11,8 +11,8 @@ use super::*;
 /// ECN state.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct EcnState {
-    /// ECN is in use on this connection (asked for, and agreed or no handshake).
-    ok: bool,
+    /// How ECN is used on this connection (asked for, and agreed or no handshake).
+    mode: EcnMode,
     /// `snd_max` at the last ECN reduction: no new one before an ACK covers data sent after it.
     recover: Option<u64>,
     /// Put CWR on the next new data segment.
@@ -26,14 +26,14 @@ fn reduced_this_window(recover: Option<u64>, una: u64) -> bool {
 }
 
 impl EcnState {
-    /// Whether ECN is in use from now on.
-    pub(super) fn set_ok(&mut self, ok: bool) {
-        self.ok = ok;
+    /// How ECN is used from now on.
+    pub(super) fn set_mode(&mut self, mode: EcnMode) {
+        self.mode = mode;
     }
 
     /// ECN is in use.
     pub(super) fn ok(&self) -> bool {
-        self.ok
+        self.mode.on()
     }
 
     /// An echo at cumulative point `una` finds a window that an earlier ECN reduction, or a loss
@@ -48,12 +48,12 @@ impl EcnState {
         self.cwr_pending = true;
     }
 
-    /// The ECT and CWR marks of a data segment. RFC 3168 §6.1.5: retransmitted segments are not
-    /// ECT; CWR goes on the next new data.
-    pub(super) fn data_marks(&mut self, retransmit: bool) -> (bool, bool) {
-        let ect = self.ok && !retransmit;
-        let cwr = ect && std::mem::take(&mut self.cwr_pending);
-        (ect, cwr)
+    /// The ECN field and CWR mark of a data segment. RFC 3168 §6.1.5: retransmitted segments are
+    /// not ECT; CWR goes on the next new data.
+    pub(super) fn data_marks(&mut self, retransmit: bool) -> (IpEcn, bool) {
+        let ecn = if retransmit { IpEcn::NotEct } else { self.mode.codepoint() };
+        let cwr = ecn != IpEcn::NotEct && std::mem::take(&mut self.cwr_pending);
+        (ecn, cwr)
     }
 }
 

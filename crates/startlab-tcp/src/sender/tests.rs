@@ -44,7 +44,7 @@ fn transfer_ends(recovery: Recovery, mss: u32, size: u64, iw: u64, dupthresh: u3
         newreno_impatient: true,
         pacing: false,
         quick_start: None,
-        ecn: false,
+        ecn: EcnMode::Off,
         app_limited: false,
         idle_restart: IdleRestart::Rfc5681,
         startup_after_idle: false,

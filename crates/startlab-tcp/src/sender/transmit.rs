@@ -20,8 +20,8 @@ impl Sender {
                 // With a size threshold the request waits for the first data segment, when the
                 // first response's size is known.
                 let qs = if self.cfg.app_limited && self.cfg.startup_min_response > 0 { None } else { self.take_quick_start(retransmit) };
-                let setup = self.cfg.ecn;
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
+                let setup = self.cfg.ecn.on();
+                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ecn: IpEcn::NotEct, ece: setup, cwr: setup });
             }
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
@@ -132,7 +132,7 @@ impl Sender {
         }
         let on_syn = self.cfg.handshake && !self.qs.is_restart() && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
         let qs = if on_syn || seq != self.qs.carrier() { None } else { self.take_quick_start(retransmit) };
-        let (ect, cwr) = self.ecn.data_marks(retransmit);
-        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
+        let (ecn, cwr) = self.ecn.data_marks(retransmit);
+        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ecn, ece: false, cwr }
     }
 }

@@ -5,7 +5,7 @@
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{SlowStart, Startup};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_tcp::{Recovery, RtoConfig, Sender, SenderConfig};
+use startlab_tcp::{EcnMode, Recovery, RtoConfig, Sender, SenderConfig};
 
 pub const MSS: u64 = 1000;
 
@@ -41,7 +41,7 @@ pub fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing:
             idle_restart: startlab_tcp::IdleRestart::Rfc5681,
             startup_after_idle: false,
             startup_min_response: 0,
-            ecn,
+            ecn: if ecn { EcnMode::Classic } else { EcnMode::Off },
         },
         cc,
     );

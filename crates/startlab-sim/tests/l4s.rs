@@ -1,0 +1,52 @@
+//! L4S endpoints in whole simulations (docs/QUEUES.md, DualPI2): `tcp.ecn = "l4s"` data is ECT(1),
+//! which DualPI2 classifies into its shallow L queue and every other marking discipline marks as it
+//! marks ECT(0).
+
+mod common;
+use startlab_sim::{LinkResult, Simulation};
+
+fn bottleneck(sim: &Simulation) -> LinkResult {
+    sim.results().links.into_iter().find(|l| l.link == "bottleneck:left->right").expect("a dumbbell has a bottleneck")
+}
+
+/// One flow with `tcp` settings, 50 Mbit/s, 20 ms, behind `queue`, for `duration`.
+fn one_flow(queue: &str, tcp: &str, duration: &str) -> String {
+    format!(
+        r#"
+seed = 1
+duration = "{duration}"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "50Mbps"
+rtt = "20ms"
+access_rate = "1Gbps"
+queue = {{ {queue} }}
+[[flows]]
+name = "bulk"
+tcp = {{ {tcp} }}
+startup = {{ algorithm = "slow-start" }}
+"#
+    )
+}
+
+#[test]
+fn dualpi2_keeps_an_l4s_flow_in_its_shallow_queue_and_a_classic_one_near_its_target() {
+    let l4s = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"reno\", ecn = \"l4s\"", "5s"));
+    let classic = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"reno\", ecn = true", "5s"));
+    let (l, c) = (bottleneck(&l4s), bottleneck(&classic));
+    for (name, sim, link) in [("l4s", &l4s, &l), ("classic", &classic, &c)] {
+        assert!(link.marks > 0 && common::flow(sim, 0).ecn_marks > 0, "{name}: no marks");
+        assert_eq!(link.drops, 0, "{name}: an ECN flow under DualPI2 lost packets");
+    }
+    eprintln!("l4s mean queue {} sojourn p50 {:?}; classic {} {:?}", l.mean_queue, l.sojourn_p50, c.mean_queue, c.sojourn_p50);
+    assert!(l.mean_queue * 4.0 < c.mean_queue, "L4S mean queue {} packets against classic's {}", l.mean_queue, c.mean_queue);
+}
+
+#[test]
+fn red_and_the_codel_family_mark_ect1_as_they_mark_ect0() {
+    for q in ["kind = \"red\", limit = \"300pkt\", min_th = \"10pkt\", max_th = \"40pkt\", ecn = true", "kind = \"codel\", ecn = true", "kind = \"fq-codel\"", "kind = \"pie\", ecn = true"] {
+        let sim = common::run(&one_flow(q, "ecn = \"l4s\"", "5s"));
+        let l = bottleneck(&sim);
+        assert!(l.marks > 0 && common::flow(&sim, 0).ecn_marks > 0, "{q}: an ECT(1) flow was not marked");
+    }
+}
