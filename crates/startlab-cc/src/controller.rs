@@ -89,6 +89,8 @@ pub struct Controller {
     /// Congestion events so far and what the last one did.
     reductions: u64,
     last_reduction: Option<Reduction>,
+    /// CE-marked bytes the ACKs reported so far (`AckEvent::ce_bytes`, Accurate ECN).
+    ce_bytes: u64,
 }
 
 /// What a congestion event did to the window (the controller's record of the last one): a
@@ -128,6 +130,7 @@ impl Controller {
             restarted: false,
             reductions: 0,
             last_reduction: None,
+            ce_bytes: 0,
             cfg,
         };
         if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
@@ -276,8 +279,15 @@ impl Controller {
         self.retransmitted += bytes;
     }
 
+    /// CE-marked bytes the ACKs have reported so far (the sum of [`AckEvent::ce_bytes`]; Accurate
+    /// ECN, RFC 9768).
+    pub fn ce_bytes(&self) -> u64 {
+        self.ce_bytes
+    }
+
     /// An ACK that advanced the cumulative ACK point, outside loss recovery.
     pub fn on_ack(&mut self, ack: &AckEvent) {
+        self.ce_bytes += ack.ce_bytes;
         if let Some(rtt) = ack.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
@@ -544,6 +554,7 @@ mod tests {
             timer_triggered: false,
             delivered: ack_seq,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 

@@ -133,6 +133,8 @@ fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResul
             timer_triggered: false,
             delivered: ack_seq,
             rate_sample: None,
+            // The kernel's ACKs are replayed without ECN feedback.
+            ce_bytes: 0,
         };
         // Data sent up to SND.NXT before this ACK (ends startup for an algorithm that leaves once
         // some data is out: Paced Start's FILL train).

@@ -46,6 +46,8 @@ pub mod flags {
     /// IP ECN field ECT(1): an L4S transport (RFC 9331 §4; new TCP data of a `tcp.ecn = "l4s"`
     /// connection).
     pub const ECT1: u16 = 128;
+    /// TCP AE flag: with [`CWR`] and [`ECE`], a SYN that asks for Accurate ECN (RFC 9768 §3.1.1).
+    pub const AE: u16 = 256;
 
     /// The IP ECN field these flags carry.
     pub fn ip_ecn(flags: u16) -> startlab_tcp::IpEcn {

@@ -273,6 +273,7 @@ mod tests {
             timer_triggered: false,
             delivered,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 

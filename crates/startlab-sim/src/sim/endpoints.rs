@@ -122,6 +122,8 @@ pub(super) fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, 
         max_sack_blocks: t.sack_blocks as usize,
         rwnd: t.rwnd.unwrap_or(u64::MAX),
         mss: t.mss,
+        // An L4S flow asks for Accurate ECN feedback (RFC 9768) and its receiver implements it.
+        accecn: t.ecn == EcnSpec::L4s,
     });
     (sender, receiver)
 }

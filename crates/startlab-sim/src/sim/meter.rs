@@ -81,7 +81,7 @@ impl Simulation {
                 size += QS_OPTION_BYTES;
             }
             fl_flags |= flags::of_ip_ecn(seg.ecn);
-            for (on, bit) in [(seg.cwr, flags::CWR), (seg.ece, flags::ECE)] {
+            for (on, bit) in [(seg.cwr, flags::CWR), (seg.ece, flags::ECE), (seg.ae, flags::AE)] {
                 if on {
                     fl_flags |= bit;
                 }

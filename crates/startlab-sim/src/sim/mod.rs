@@ -34,7 +34,7 @@ use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL
 use startlab_cc::{CcConfig, CongestionKind, Controller, Ssthresh};
 use crate::workload;
 use startlab_scenario::{AckSpec, ArrivalEnds, EcnSpec, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
-use startlab_tcp::{Ack, AckPolicy, EcnMode, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
+use startlab_tcp::{Ack, AckPolicy, EcnMode, SynEcn, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 

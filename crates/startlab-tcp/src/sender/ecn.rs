@@ -1,5 +1,7 @@
 //! ECN on the sender (RFC 3168, ALGORITHMS.md §17.3): whether the connection uses it, the one
-//! reduction per window of data, and the ECT and CWR marks on outgoing segments. The window of
+//! reduction per window of data, and the ECT and CWR marks on outgoing segments; with Accurate
+//! ECN (RFC 9768), the CE-marked bytes each ACK's ECEB counter newly reports, which go to the
+//! controller with the next ACK it sees and, like an ECE, start a reduction once per window. The window of
 //! data is delimited by a number that grows with every transmission (`snd_max` here) and the
 //! cumulative ACK point; a packet-number transport would pass its largest sent packet number and
 //! its largest acknowledged one instead (RFC 9002 §7.3.2: an increase of the ECN-CE count starts
@@ -17,6 +19,11 @@ pub(super) struct EcnState {
     recover: Option<u64>,
     /// Put CWR on the next new data segment.
     cwr_pending: bool,
+    /// AccECN: the ECEB counter of the newest feedback read (24 bits; `r.ceb` starts at 0, RFC
+    /// 9768 §3.2.1).
+    eceb: u32,
+    /// AccECN: CE-marked bytes reported and not yet handed to the controller.
+    ce_pending: u64,
 }
 
 /// True while the window of data that a reduction at `recover` covers is not yet acknowledged
@@ -42,6 +49,29 @@ impl EcnState {
         reduced_this_window(self.recover, una) || reduced_this_window(loss_recover, una)
     }
 
+    /// The connection's ECN mode.
+    pub(super) fn mode(&self) -> EcnMode {
+        self.mode
+    }
+
+    /// Reads an ACK's AccECN feedback (RFC 9768 §3.2.3.1): the bytes its ECEB counter newly reports
+    /// CE-marked, 0 for an ACK that a later one overtook (its counter is behind the newest read).
+    /// They also wait for the controller ([`EcnState::take_ce_bytes`]).
+    pub(super) fn on_accecn(&mut self, f: &AccEcnFeedback) -> u64 {
+        let d = AccEcnFeedback::delta(f.eceb, self.eceb, AccEcnFeedback::BYTE_FIELD);
+        if d <= 0 {
+            return 0;
+        }
+        self.eceb = f.eceb;
+        self.ce_pending += d as u64;
+        d as u64
+    }
+
+    /// The CE-marked bytes reported since the controller last saw an ACK.
+    pub(super) fn take_ce_bytes(&mut self) -> u64 {
+        std::mem::take(&mut self.ce_pending)
+    }
+
     /// The window was reduced with `max` the highest number sent: CWR goes on the next new data.
     pub(super) fn on_reduction(&mut self, max: u64) {
         self.recover = Some(max);
@@ -49,16 +79,19 @@ impl EcnState {
     }
 
     /// The ECN field and CWR mark of a data segment. RFC 3168 §6.1.5: retransmitted segments are
-    /// not ECT; CWR goes on the next new data.
+    /// not ECT; CWR goes on the next new data. With AccECN there is no CWR (RFC 9768 §3.1.5: the
+    /// flag is part of the ACE field, which a data sender sets only on its ACKs).
     pub(super) fn data_marks(&mut self, retransmit: bool) -> (IpEcn, bool) {
         let ecn = if retransmit { IpEcn::NotEct } else { self.mode.codepoint() };
-        let cwr = ecn != IpEcn::NotEct && std::mem::take(&mut self.cwr_pending);
+        let cwr = self.mode == EcnMode::Classic && ecn != IpEcn::NotEct && std::mem::take(&mut self.cwr_pending);
         (ecn, cwr)
     }
 }
 
 impl Sender {
-    /// An ACK carried ECE (ALGORITHMS.md §17.3, RFC 3168 §6.1.2): reduce once per window of data,
+    /// An ACK carried ECE (ALGORITHMS.md §17.3, RFC 3168 §6.1.2), or AccECN feedback with newly
+    /// CE-marked bytes (RFC 9768 §2.3: the sender's congestion response is its own; this is the
+    /// classic one, and a scalable avoidance such as Prague sizes the reduction): reduce once per window of data,
     /// like a fast retransmit's ssthresh but with cwnd = ssthresh, no recovery, no retransmission;
     /// CWR goes on the next new data segment. A loss recovery in progress (or a window that a loss
     /// or an earlier ECE already reduced) absorbs the echo.

@@ -12,6 +12,11 @@ pub const MSS: u64 = 1000;
 /// A Reno sender in congestion avoidance at a steady window of `cwnd_pkts` segments (ssthresh =
 /// the initial window), an infinite transfer, started at time 0.
 pub fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: bool) -> Sender {
+    build_ecn(recovery, cwnd_pkts, limited_transmit, pacing, if ecn { EcnMode::Classic } else { EcnMode::Off })
+}
+
+/// As [`build`], with ECN mode `ecn`.
+pub fn build_ecn(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: EcnMode) -> Sender {
     let cc = Controller::new(
         CcConfig {
             mss: MSS,
@@ -41,7 +46,7 @@ pub fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing:
             idle_restart: startlab_tcp::IdleRestart::Rfc5681,
             startup_after_idle: false,
             startup_min_response: 0,
-            ecn: if ecn { EcnMode::Classic } else { EcnMode::Off },
+            ecn,
         },
         cc,
     );
