@@ -306,6 +306,7 @@ impl Controller {
             }
             Some(_) => {}
         }
+        self.avoidance.on_feedback(&CcView { new_round, ..self.view() }, ack, self.phase != Phase::SlowStart);
         if self.phase == Phase::Recovery || ack.newly_acked == 0 {
             return;
         }
@@ -362,7 +363,13 @@ impl Controller {
     /// FlightSize does not describe the network and the reduction is taken from cwnd instead, as
     /// Linux and 4.4BSD always do; everywhere else the RFC's FlightSize stands. (The RACK
     /// recoveries pass FlightSize at most cwnd: Linux's reduction from cwnd, always.)
+    ///
+    /// ECN feedback outside slow start that the avoidance suppresses (Prague's reduced
+    /// RTT-dependence) changes nothing and is not counted.
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
+        if ev.kind == CongestionKind::Ecn && self.phase != Phase::SlowStart && self.avoidance.suppresses_ecn(ev.now) {
+            return;
+        }
         let (cwnd_before, ssthresh_before) = (self.cwnd, self.ssthresh);
         let reason = match ev.kind {
             CongestionKind::FastRetransmit => ExitReason::Loss,

@@ -136,7 +136,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
 
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
     assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
-    assert!(e.message.contains("\"reno\" or \"cubic\""), "{e}");
+    assert!(e.message.contains("\"reno\", \"cubic\" or \"prague\""), "{e}");
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", cubic_beta = 0.8,"));
     assert_eq!(e.path, "flows[0].tcp.cubic_beta", "a cubic key with reno is refused");
     assert!(e.message.contains("only applies to congestion_avoidance = \"cubic\""), "{e}");
@@ -160,13 +160,15 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
 fn every_declared_avoidance_parameter_is_a_key_of_the_tcp_table() {
     // raw::Tcp lists the avoidance keys; a parameter declared but missing there would be an
     // unknown field. Each is accepted with its algorithm and refused with the others.
+    // A scalable avoidance needs tcp.ecn = "l4s"; the others take it too.
+    let l4s = |text: String| text.replace("recovery = \"sack\",", "recovery = \"sack\", ecn = \"l4s\",");
     for d in startlab_cc::avoidance::DECLS {
         for p in d.info.params {
-            let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", d.info.name, p.name, p_toml(p)));
+            let text = l4s(EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", d.info.name, p.name, p_toml(p))));
             let (_, params) = avoidance_params(&text);
             assert_eq!(params[p.name], registry::default_value(p, 1000), "{}.{}", d.info.name, p.name);
             for other in startlab_cc::avoidance::DECLS.iter().filter(|o| !o.info.params.iter().any(|q| q.name == p.name)) {
-                let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", other.info.name, p.name, p_toml(p)));
+                let text = l4s(EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", other.info.name, p.name, p_toml(p))));
                 let e = refused(&text);
                 assert_eq!(e.path, format!("flows[0].tcp.{}", p.name));
                 assert_eq!(e.message, format!("only applies to congestion_avoidance = \"{}\"", d.info.name));
@@ -390,4 +392,17 @@ fn tcp_ecn_takes_a_flag_or_a_name_and_resolves_as_written() {
         assert_eq!(e.path, "flows[0].tcp.ecn", "{v}: {e}");
         assert!(e.message.contains(words), "{v}: {e}");
     }
+}
+
+#[test]
+fn prague_needs_an_l4s_flow() {
+    let with = |tcp: &str| EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", {tcp},"));
+    for (tcp, given) in [("congestion_avoidance = \"prague\"", "not given (false)"), ("congestion_avoidance = \"prague\", ecn = true", "true"), ("congestion_avoidance = \"prague\", ecn = \"classic\"", "\"classic\"")] {
+        let e = refused(&with(tcp));
+        assert_eq!(e.path, "flows[0].tcp.ecn", "{tcp}: {e}");
+        assert!(e.message.contains("tcp.ecn must be \"l4s\"") && e.message.ends_with(&format!("it is {given}")), "{tcp}: {e}");
+    }
+    let s = from_toml(&with("congestion_avoidance = \"prague\", ecn = \"l4s\", prague_rtt_target = \"10ms\"")).unwrap();
+    let v = serde_json::to_value(&s.flows[0].tcp).unwrap();
+    assert_eq!((&v["congestion_avoidance"], &v["ecn"], &v["prague_rtt_target"]), (&serde_json::json!("prague"), &serde_json::json!("l4s"), &serde_json::json!(10_000_000)));
 }

@@ -30,20 +30,34 @@ startup = {{ algorithm = "slow-start" }}
 }
 
 #[test]
-fn dualpi2_keeps_an_l4s_flow_in_its_shallow_queue_and_a_classic_one_near_its_target() {
-    let classic = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"reno\", ecn = true", "5s"));
+fn dualpi2_keeps_a_prague_flow_in_its_shallow_queue_and_a_classic_one_near_its_target() {
+    let classic = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"cubic\", ecn = true", "5s"));
     let c = bottleneck(&classic);
     // With a handshake the SYN asks for AccECN (RFC 9768 §3.1.1) and the SYN-ACK agrees; without
     // one both ends use it from the start.
     for handshake in [false, true] {
-        let l4s = common::run(&one_flow("kind = \"dualpi2\"", &format!("congestion_avoidance = \"reno\", ecn = \"l4s\", handshake = {handshake}"), "5s"));
+        let l4s = common::run(&one_flow("kind = \"dualpi2\"", &format!("congestion_avoidance = \"prague\", ecn = \"l4s\", handshake = {handshake}"), "5s"));
         let l = bottleneck(&l4s);
-        for (name, sim, link) in [("l4s", &l4s, &l), ("classic", &classic, &c)] {
+        for (name, sim, link) in [("prague", &l4s, &l), ("classic", &classic, &c)] {
             assert!(link.marks > 0 && common::flow(sim, 0).ecn_marks > 0, "{name}: no marks");
             assert_eq!(link.drops, 0, "{name}: an ECN flow under DualPI2 lost packets");
         }
-        assert!(l.mean_queue * 4.0 < c.mean_queue, "handshake {handshake}: L4S mean queue {} packets against classic's {}", l.mean_queue, c.mean_queue);
+        // The L queue's step threshold is 1 ms; the classic flow sits near the 15 ms target.
+        let (lp99, cp50) = (l.sojourn_p99, c.sojourn_p50);
+        assert!(lp99 < 0.002 && cp50 > 0.005, "handshake {handshake}: Prague's p99 sojourn {lp99} s, classic's median {cp50} s");
+        assert!(l.mean_queue * 10.0 < c.mean_queue, "handshake {handshake}: Prague's mean queue {} packets against classic's {}", l.mean_queue, c.mean_queue);
+        // Prague's small reductions keep the link busy where Reno's halving on each mark would not.
+        assert!(l.utilization > 0.8, "handshake {handshake}: utilization {}", l.utilization);
     }
+}
+
+#[test]
+fn an_l4s_flow_with_a_classic_avoidance_halves_once_per_window_and_underuses_the_link() {
+    // RFC 9331 §4.3 asks an L4S sender for a scalable control; Reno on AccECN reduces as on an
+    // ECE, so the L queue's shallow marks hold it far below the link rate.
+    let reno = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"reno\", ecn = \"l4s\"", "5s"));
+    let prague = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"prague\", ecn = \"l4s\"", "5s"));
+    assert!(bottleneck(&reno).utilization + 0.1 < bottleneck(&prague).utilization);
 }
 
 #[test]
@@ -54,3 +68,4 @@ fn red_and_the_codel_family_mark_ect1_as_they_mark_ect0() {
         assert!(l.marks > 0 && common::flow(&sim, 0).ecn_marks > 0, "{q}: an ECT(1) flow was not marked");
     }
 }
+

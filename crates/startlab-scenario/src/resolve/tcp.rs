@@ -250,6 +250,17 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         other => return err(format!("{p}.newreno_timer"), format!("{other:?} is not known; expected \"impatient\" or \"slow-but-steady\"")),
     };
     let idle_restart = named(&format!("{p}.idle_restart"), t.idle_restart.as_deref(), IdleRestartSpec::Rfc5681, IdleRestartSpec::ALL, IdleRestartSpec::name)?;
+    let ecn = ecn(&format!("{p}.ecn"), t.ecn.as_ref())?;
+    if avoidance.decl().needs_l4s && ecn != EcnSpec::L4s {
+        let given = t.ecn.as_ref().map_or_else(|| "not given (false)".to_string(), |v| v.to_string());
+        return err(
+            format!("{p}.ecn"),
+            format!(
+                "congestion_avoidance = {:?} is a scalable congestion control that needs ECT(1) data and Accurate ECN feedback (RFC 9331 §4.2): tcp.ecn must be \"l4s\"; it is {given}",
+                avoidance.algorithm
+            ),
+        );
+    }
     Ok(TcpSpec {
         recovery,
         prr_bound,
@@ -261,7 +272,7 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         ack,
         rwnd,
         handshake: t.handshake.unwrap_or(false),
-        ecn: ecn(&format!("{p}.ecn"), t.ecn.as_ref())?,
+        ecn,
         pacing: t.pacing.unwrap_or(false),
         rto_linux,
         rto_min,

@@ -100,13 +100,16 @@ impl Sender {
         if self.in_recovery || self.ecn.absorbed(self.snd_una, self.recover) {
             return;
         }
-        self.stats.ecn_reductions += 1;
+        let before = self.cc.reductions();
         self.cc.on_congestion(&CongestionEvent {
             now,
             kind: CongestionKind::Ecn,
             flight_size: self.snd_nxt - self.snd_una,
             enter_recovery: false,
         });
+        // The controller may leave the window as it is (Prague spacing its reductions); the
+        // window of data still counts as answered, as Linux's CWR state does.
+        self.stats.ecn_reductions += self.cc.reductions() - before;
         // NOTE: §17.3's "if cwnd is already 1 segment, wait for the retransmit timer" never
         // applies here: the controller keeps ssthresh, and so cwnd, at 2 SMSS or more.
         self.ecn.on_reduction(self.snd_max);
