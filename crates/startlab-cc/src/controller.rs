@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::{Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
+use crate::startup::{CeRule, Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 
@@ -364,11 +364,17 @@ impl Controller {
     /// Linux and 4.4BSD always do; everywhere else the RFC's FlightSize stands. (The RACK
     /// recoveries pass FlightSize at most cwnd: Linux's reduction from cwnd, always.)
     ///
-    /// ECN feedback outside slow start that the avoidance suppresses (Prague's reduced
-    /// RTT-dependence) changes nothing and is not counted.
+    /// An ECN echo follows the startup algorithm's declared rule while in startup
+    /// ([`CeRule`]): `ExitAsLoss` as above, `OwnRule` changes nothing here (the algorithm reads
+    /// `AckEvent::ce_bytes`). Outside slow start, ECN feedback that the avoidance suppresses
+    /// (Prague's reduced RTT-dependence) changes nothing. Neither counts as a congestion event.
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
-        if ev.kind == CongestionKind::Ecn && self.phase != Phase::SlowStart && self.avoidance.suppresses_ecn(ev.now) {
-            return;
+        if ev.kind == CongestionKind::Ecn {
+            let in_startup = self.phase == Phase::SlowStart && (self.exit.is_none() || self.restarted);
+            let held = if in_startup { self.startup.on_ce() == CeRule::OwnRule } else { self.phase != Phase::SlowStart && self.avoidance.suppresses_ecn(ev.now) };
+            if held {
+                return;
+            }
         }
         let (cwnd_before, ssthresh_before) = (self.cwnd, self.ssthresh);
         let reason = match ev.kind {

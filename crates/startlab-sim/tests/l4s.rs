@@ -69,3 +69,37 @@ fn red_and_the_codel_family_mark_ect1_as_they_mark_ect0() {
     }
 }
 
+
+#[test]
+fn every_startup_applies_its_declared_ce_rule_to_accecn_marks() {
+    // One L4S flow per startup behind DualPI2 on a 2 ms path (BBRv3 uses ECN below 5 ms).
+    let scenario = |startup: &str, ecn: &str, rtt: &str| {
+        format!(
+            r#"
+seed = 1
+duration = "3s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "50Mbps"
+rtt = "{rtt}"
+access_rate = "1Gbps"
+queue = {{ kind = "dualpi2" }}
+[[flows]]
+name = "f"
+tcp = {{ congestion_avoidance = "prague", ecn = {ecn} }}
+startup = {{ algorithm = "{startup}" }}
+"#
+        )
+    };
+    for startup in ["slow-start", "abc", "hystart++", "bbr-startup"] {
+        let sim = common::run(&scenario(startup, "\"l4s\"", "2ms"));
+        let f = common::flow(&sim, 0);
+        assert!(f.ecn_marks > 0, "{startup}: no marks");
+        assert_eq!(f.exit_reason, "ecn", "{startup}: startup ended by {:?}", f.exit_reason);
+    }
+    // On a 20 ms path BBRv3 does not use the marks (not ECN-eligible): its bandwidth plateau ends
+    // STARTUP; slow start still ends on the first echo.
+    let bbr = common::flow(&common::run(&scenario("bbr-startup", "\"l4s\"", "20ms")), 0);
+    assert_eq!(bbr.exit_reason, "bandwidth-plateau");
+    assert_eq!(common::flow(&common::run(&scenario("slow-start", "\"l4s\"", "20ms")), 0).exit_reason, "ecn");
+}
