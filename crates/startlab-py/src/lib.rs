@@ -374,6 +374,7 @@ impl Simulation {
         out.set_item("seq_kinds", r.seq_kinds.clone())?;
         out.set_item("cwnd_causes", r.cwnd_causes.clone())?;
         out.set_item("warmup_end", r.warmup_end)?;
+        out.set_item("warnings", r.warnings.clone())?;
         let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
         out.set_item("scenario", scenario)?;
         Ok(out)

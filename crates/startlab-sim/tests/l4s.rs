@@ -103,3 +103,16 @@ startup = {{ algorithm = "{startup}" }}
     assert_eq!(bbr.exit_reason, "bandwidth-plateau");
     assert_eq!(common::flow(&common::run(&scenario("slow-start", "\"l4s\"", "20ms")), 0).exit_reason, "ecn");
 }
+
+#[test]
+fn an_l4s_flow_without_an_l4s_queue_on_its_path_runs_with_a_warning() {
+    let red = "kind = \"red\", limit = \"300pkt\", min_th = \"10pkt\", max_th = \"40pkt\", ecn = true";
+    let warnings = |queue: &str, tcp: &str| common::run(&one_flow(queue, tcp, "1s")).results().warnings;
+    let w = warnings(red, "congestion_avoidance = \"prague\", ecn = \"l4s\"");
+    assert_eq!(w.len(), 1, "{w:?}");
+    for words in ["flow \"bulk\"", "tcp.ecn = \"l4s\"", "no L4S-aware queue", "bottleneck:left->right red", "droptail"] {
+        assert!(w[0].contains(words), "{words:?} not in {:?}", w[0]);
+    }
+    assert!(warnings("kind = \"dualpi2\"", "congestion_avoidance = \"prague\", ecn = \"l4s\"").is_empty(), "DualPI2 knows L4S");
+    assert!(warnings(red, "ecn = true").is_empty(), "a classic flow is not warned about");
+}

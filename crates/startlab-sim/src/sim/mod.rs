@@ -136,6 +136,9 @@ pub struct Simulation {
     ptrace: Option<Box<PacketTracing>>,
     /// Every packet of the packet-train probes, in the order sent.
     pub(crate) probe: Vec<ProbeRecord>,
+    /// What the run allows but the user should know (an L4S flow on a path without an L4S-aware
+    /// queue), each once.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Simulation {
