@@ -116,3 +116,17 @@ fn an_l4s_flow_without_an_l4s_queue_on_its_path_runs_with_a_warning() {
     assert!(warnings("kind = \"dualpi2\"", "congestion_avoidance = \"prague\", ecn = \"l4s\"").is_empty(), "DualPI2 knows L4S");
     assert!(warnings(red, "ecn = true").is_empty(), "a classic flow is not warned about");
 }
+
+#[test]
+fn a_classic_flow_is_the_same_whether_tcp_ecn_is_written_as_a_flag_or_a_name() {
+    let run = |tcp: &str| {
+        let sim = common::run(&one_flow("kind = \"dualpi2\"", tcp, "3s"));
+        (format!("{:?}", sim.results().flows), format!("{:?}", sim.results().links))
+    };
+    assert_eq!(run("congestion_avoidance = \"cubic\", ecn = true"), run("congestion_avoidance = \"cubic\", ecn = \"classic\""));
+    assert_eq!(run("congestion_avoidance = \"cubic\", ecn = false"), run("congestion_avoidance = \"cubic\", ecn = \"off\""));
+    // The classic echo still reduces the window.
+    let sim = common::run(&one_flow("kind = \"dualpi2\"", "congestion_avoidance = \"cubic\", ecn = true", "3s"));
+    let f = common::flow(&sim, 0);
+    assert!(f.ecn_marks > 0 && f.ecn_reductions > 0, "classic marks and reductions");
+}

@@ -256,3 +256,46 @@ fn accecn_hands_the_newly_ce_marked_bytes_of_each_ack_to_the_controller_and_redu
     }
     assert_eq!(s.stats().ce_bytes, near + 1500);
 }
+
+#[test]
+fn prague_on_accecn_cuts_by_alpha_over_two_once_per_window() {
+    use startlab_cc::avoidance::{Avoidance, Prague};
+    use startlab_cc::startup::{SlowStart, Startup};
+    use startlab_cc::{CcConfig, Controller};
+    use startlab_tcp::{RtoConfig, SenderConfig};
+    let cc = Controller::new(
+        CcConfig { mss: MSS, initial_window: 10 * MSS, initial_ssthresh: Ssthresh::Bytes(10.0 * MSS as f64), loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false },
+        Startup::SlowStart(SlowStart),
+        Avoidance::Prague(Prague::default()),
+    );
+    let cfg = SenderConfig {
+        mss: MSS as u32,
+        size: None,
+        recovery: Recovery::Sack,
+        rto: RtoConfig::default(),
+        limited_transmit: false,
+        dupthresh: 3,
+        handshake: false,
+        newreno_impatient: true,
+        pacing: false,
+        quick_start: None,
+        app_limited: false,
+        idle_restart: startlab_tcp::IdleRestart::Rfc5681,
+        startup_after_idle: false,
+        startup_min_response: 0,
+        ecn: EcnMode::L4s,
+    };
+    let mut s = Sender::new(cfg, cc);
+    s.start(ms(0));
+    drain(&mut s, ms(0));
+    // The first mark: alpha is still 1 (no round ended since a mark), so the cut is a halving.
+    s.on_ack(ms(100), &accecn(1, MSS));
+    assert_eq!((s.cc().cwnd(), s.stats().ecn_reductions), (5.0 * MSS as f64, 1));
+    assert!(!s.in_recovery());
+    // Every later segment of the window marked too: no second cut in the same window.
+    for k in 2..=9 {
+        s.on_ack(ms(100 + k), &accecn(k, k * MSS));
+    }
+    assert_eq!(s.stats().ecn_reductions, 1, "once per window");
+    assert_eq!(s.cc().ce_bytes(), 9 * MSS);
+}
