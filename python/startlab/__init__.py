@@ -143,7 +143,9 @@ def _read(path: Path) -> tuple[str, str, str | None]:
 
 def algorithms() -> list[dict[str, Any]]:
     """Every startup and avoidance algorithm: name, role, one-line summary, source, and
-    parameters (name, kind, default, help), in registry order."""
+    parameters (name, kind, default, help), in registry order; a startup's ``on_ce`` (what a CE
+    mark does in startup: ``"exit-as-loss"`` or ``"own-rule"``) and an avoidance's ``needs_l4s``
+    (it requires ``tcp.ecn = "l4s"``)."""
     listed: list[dict[str, Any]] = json.loads(_core.algorithms())
     return listed
 

@@ -243,6 +243,8 @@ def run(
     with _naming(scenario):
         sim, stream = startlab._simulate(_scenario_file(scenario), progress=progress, transfers=transfers, **limits)
     raw = sim.results()
+    for warning in raw.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
     if stream is not None:
         stream.finish(raw)
         raw = {k: v for k, v in raw.items() if k != "transfers"}

@@ -12,7 +12,7 @@ import json
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +90,8 @@ class Result:
             metrics; docs/RESULTS.md); empty without users. None when the run streamed them to
             ``transfers_file`` (``startlab.run(..., transfers=PATH)``, ``startlab run --out``).
         transfers_file: the Parquet or CSV file the transfer rows were streamed to, else None.
+        warnings: what the run allowed but the user should know, one sentence each (e.g. an
+            L4S flow, ``tcp.ecn = "l4s"``, on a path without an L4S-aware queue); empty if none.
     """
 
     flows: pd.DataFrame
@@ -103,6 +105,7 @@ class Result:
     probe_packets: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
     transfers_file: Path | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def _from_native(cls, raw: Mapping[str, Any], stats: Mapping[str, int]) -> Result:
@@ -130,6 +133,7 @@ class Result:
             probes=_table(raw["probes"])[list(_PROBE_COLUMNS)] if "probes" in raw else None,
             probe_packets=_table(raw["probe_packets"])[list(_PROBE_PACKET_COLUMNS)] if "probe_packets" in raw else None,
             transfers=_table(raw["transfers"])[list(_TRANSFER_COLUMNS)] if "transfers" in raw else None,
+            warnings=list(raw.get("warnings", ())),
         )
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::{Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
+use crate::startup::{CeRule, Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 
@@ -89,6 +89,8 @@ pub struct Controller {
     /// Congestion events so far and what the last one did.
     reductions: u64,
     last_reduction: Option<Reduction>,
+    /// CE-marked bytes the ACKs reported so far (`AckEvent::ce_bytes`, Accurate ECN).
+    ce_bytes: u64,
 }
 
 /// What a congestion event did to the window (the controller's record of the last one): a
@@ -128,6 +130,7 @@ impl Controller {
             restarted: false,
             reductions: 0,
             last_reduction: None,
+            ce_bytes: 0,
             cfg,
         };
         if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
@@ -276,8 +279,15 @@ impl Controller {
         self.retransmitted += bytes;
     }
 
+    /// CE-marked bytes the ACKs have reported so far (the sum of [`AckEvent::ce_bytes`]; Accurate
+    /// ECN, RFC 9768).
+    pub fn ce_bytes(&self) -> u64 {
+        self.ce_bytes
+    }
+
     /// An ACK that advanced the cumulative ACK point, outside loss recovery.
     pub fn on_ack(&mut self, ack: &AckEvent) {
+        self.ce_bytes += ack.ce_bytes;
         if let Some(rtt) = ack.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
@@ -296,6 +306,7 @@ impl Controller {
             }
             Some(_) => {}
         }
+        self.avoidance.on_feedback(&CcView { new_round, ..self.view() }, ack, self.phase != Phase::SlowStart);
         if self.phase == Phase::Recovery || ack.newly_acked == 0 {
             return;
         }
@@ -352,7 +363,19 @@ impl Controller {
     /// FlightSize does not describe the network and the reduction is taken from cwnd instead, as
     /// Linux and 4.4BSD always do; everywhere else the RFC's FlightSize stands. (The RACK
     /// recoveries pass FlightSize at most cwnd: Linux's reduction from cwnd, always.)
+    ///
+    /// An ECN echo follows the startup algorithm's declared rule while in startup
+    /// ([`CeRule`]): `ExitAsLoss` as above, `OwnRule` changes nothing here (the algorithm reads
+    /// `AckEvent::ce_bytes`). Outside slow start, ECN feedback that the avoidance suppresses
+    /// (Prague's reduced RTT-dependence) changes nothing. Neither counts as a congestion event.
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
+        if ev.kind == CongestionKind::Ecn {
+            let in_startup = self.phase == Phase::SlowStart && (self.exit.is_none() || self.restarted);
+            let held = if in_startup { self.startup.on_ce() == CeRule::OwnRule } else { self.phase != Phase::SlowStart && self.avoidance.suppresses_ecn(ev.now) };
+            if held {
+                return;
+            }
+        }
         let (cwnd_before, ssthresh_before) = (self.cwnd, self.ssthresh);
         let reason = match ev.kind {
             CongestionKind::FastRetransmit => ExitReason::Loss,
@@ -544,6 +567,7 @@ mod tests {
             timer_triggered: false,
             delivered: ack_seq,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 

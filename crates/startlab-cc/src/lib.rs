@@ -148,6 +148,11 @@ pub struct AckEvent {
     pub delivered: u64,
     /// Delivery-rate sample of the newest segment this ACK acknowledges (BBR-style), if any.
     pub rate_sample: Option<RateSample>,
+    /// Payload bytes newly reported CE-marked by Accurate ECN feedback (RFC 9768 §3.2.3.1: the
+    /// increase of the ECEB counter), with those reported by ACKs that did not reach the
+    /// controller (duplicate ACKs, ACKs during loss recovery). Always 0 for a flow without AccECN:
+    /// a classic ECN flow's signal is the ECE echo ([`CongestionKind::Ecn`]).
+    pub ce_bytes: u64,
 }
 
 impl Default for AckEvent {
@@ -166,6 +171,7 @@ impl Default for AckEvent {
             timer_triggered: false,
             delivered: 0,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 }
@@ -198,9 +204,11 @@ pub enum CongestionKind {
     FastRetransmit,
     /// Retransmission timer expiry (first expiry of an episode; backoffs do not call again).
     Timeout,
-    /// An ACK with ECE (RFC 3168 §6.1.2, ALGORITHMS.md §17.3): ssthresh as for a fast retransmit,
-    /// cwnd = ssthresh, no recovery and no retransmission (`enter_recovery` is false). Startup
-    /// plug-ins treat it as a loss signal.
+    /// An ACK with ECE (RFC 3168 §6.1.2, ALGORITHMS.md §17.3), or with Accurate ECN feedback that
+    /// reports newly CE-marked bytes (RFC 9768), at most once per window of data: ssthresh as for
+    /// a fast retransmit (a scalable avoidance: its own reduction), cwnd = ssthresh, no recovery
+    /// and no retransmission (`enter_recovery` is false). Startup plug-ins treat it as a loss
+    /// signal.
     Ecn,
 }
 

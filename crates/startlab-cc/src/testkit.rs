@@ -40,6 +40,7 @@ pub(crate) fn ack(now_ms: u64, segments: u32, ack_seq: u64) -> AckEvent {
         timer_triggered: false,
         delivered: ack_seq,
         rate_sample: None,
+        ce_bytes: 0,
     }
 }
 
@@ -78,6 +79,7 @@ pub(crate) fn ack_bytes(acked: u64, snd_nxt: u64) -> AckEvent {
         timer_triggered: false,
         delivered: acked,
         rate_sample: None,
+        ce_bytes: 0,
     }
 }
 
@@ -130,6 +132,7 @@ impl Sender {
             timer_triggered: false,
             delivered: self.una,
             rate_sample: None,
+            ce_bytes: 0,
         });
         let window = (self.c.cwnd() as u64 / MSS) * MSS;
         self.nxt = self.nxt.max(self.una + window);

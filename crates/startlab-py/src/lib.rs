@@ -75,14 +75,22 @@ fn normalize(text: &str, format: &str, base: Option<&str>) -> PyResult<String> {
 }
 
 /// The algorithm registry as JSON: `[{name, role, summary, source, params: [...], plugin}, ...]`
-/// (`plugin`: registered at run time, a Python class).
+/// (`plugin`: registered at run time, a Python class); a startup also has `on_ce` (what a CE mark
+/// does in startup: `"exit-as-loss"` or `"own-rule"`), an avoidance `needs_l4s` (it requires
+/// `tcp.ecn = "l4s"`).
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
     use startlab_scenario::registry::{avoidances, startups};
     let all = startups().chain(avoidances()).map(|a| {
-        let plugin = a.role == "startup" && startlab_cc::startup::decl(a.name).is_some_and(|d| d.is_plugin());
+        let startup = if a.role == "startup" { startlab_cc::startup::decl(a.name) } else { None };
         let mut v = serde_json::to_value(a)?;
-        v["plugin"] = plugin.into();
+        v["plugin"] = startup.is_some_and(|d| d.is_plugin()).into();
+        if let Some(d) = startup {
+            v["on_ce"] = d.on_ce.name().into();
+        }
+        if let Some(d) = startlab_cc::avoidance::decl(a.name).filter(|_| a.role == "avoidance") {
+            v["needs_l4s"] = d.needs_l4s.into();
+        }
         Ok(v)
     });
     let all: Vec<serde_json::Value> = all.collect::<Result<_, serde_json::Error>>().map_err(|e| SimulationError::new_err(e.to_string()))?;
@@ -133,6 +141,8 @@ fn controller_trace(text: &str, acks: Vec<ScriptedAck>, format: &str) -> PyResul
             timer_triggered: false,
             delivered: ack_seq,
             rate_sample: None,
+            // The kernel's ACKs are replayed without ECN feedback.
+            ce_bytes: 0,
         };
         // Data sent up to SND.NXT before this ACK (ends startup for an algorithm that leaves once
         // some data is out: Paced Start's FILL train).
@@ -364,6 +374,7 @@ impl Simulation {
         out.set_item("seq_kinds", r.seq_kinds.clone())?;
         out.set_item("cwnd_causes", r.cwnd_causes.clone())?;
         out.set_item("warmup_end", r.warmup_end)?;
+        out.set_item("warnings", r.warnings.clone())?;
         let scenario = serde_json::to_string(self.sim.scenario()).map_err(|e| SimulationError::new_err(e.to_string()))?;
         out.set_item("scenario", scenario)?;
         Ok(out)

@@ -593,6 +593,8 @@ pub fn register_startup(name: String, summary: String, source: String, params: V
         // A Python plug-in cannot talk to routers or set the initial window.
         router_approval: false,
         sets_initial_window: false,
+        // Its hooks do not see CE-marked bytes: a CE mark ends its startup as a loss would.
+        on_ce: startlab_cc::startup::CeRule::ExitAsLoss,
     };
     plugin::register(decl).map(|_| ()).map_err(PyValueError::new_err)
 }

@@ -567,8 +567,11 @@ pub struct TcpSpec {
     pub linux_ss_clamp: bool,
     /// NewReno RTO restart: true = Impatient (RFC 6582 §4.1 default).
     pub newreno_impatient: bool,
-    /// ECN (RFC 3168): ECT(0) data, ECE/CWR, window reduction on ECE (ALGORITHMS.md §17.3).
-    pub ecn: bool,
+    /// ECN (`tcp.ecn`): off, classic (RFC 3168: ECT(0) data, ECE/CWR, window reduction on ECE;
+    /// ALGORITHMS.md §17.3) or L4S (RFC 9331: ECT(1) data). Written into the resolved scenario as
+    /// a scenario writes it: `false`, `true` or `"l4s"`.
+    #[serde(serialize_with = "EcnSpec::serialize_as_written")]
+    pub ecn: EcnSpec,
     /// The window after idle periods longer than the RTO.
     pub idle_restart: IdleRestartSpec,
     /// Per-response fast startups: Quick-Start, Jump-Start and More-Start act again when a
@@ -584,6 +587,36 @@ pub struct TcpSpec {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+named_enum! {
+    /// ECN of a flow (`tcp.ecn`; `false` is `"off"`, `true` is `"classic"`).
+    pub enum EcnSpec {
+        /// Not ECN-capable: Not-ECT packets, no feedback.
+        Off = "off",
+        /// RFC 3168 classic ECN: ECT(0) data, ECE/CWR feedback, one reduction per window.
+        Classic = "classic",
+        /// L4S (RFC 9330, RFC 9331 §4): ECT(1) data, so that an L4S queue (DualPI2, RFC 9332 §2.3)
+        /// classifies it into its low-latency queue.
+        L4s = "l4s",
+    }
+}
+
+impl EcnSpec {
+    /// ECN is used (classic or L4S).
+    pub fn on(self) -> bool {
+        self != EcnSpec::Off
+    }
+
+    /// The value as `tcp.ecn` writes it, so that a scenario without L4S resolves as before:
+    /// `false`, `true`, or the name (`"l4s"`).
+    fn serialize_as_written<S: serde::Serializer>(v: &EcnSpec, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            EcnSpec::Off => s.serialize_bool(false),
+            EcnSpec::Classic => s.serialize_bool(true),
+            EcnSpec::L4s => s.serialize_str(v.name()),
+        }
+    }
 }
 
 named_enum! {

@@ -94,6 +94,10 @@ pub struct QueueDecl {
     pub default_limit: Option<&'static str>,
     /// `limit` may be in bytes as well as packets.
     pub byte_limit: bool,
+    /// L4S-aware (RFC 9330 §2): it classifies ECT(1) into a queue of its own with shallow marking
+    /// (DualPI2, RFC 9332 §2.3). An L4S flow on a path without one is marked as an ECT(0) flow
+    /// is, and the run says so in its warnings.
+    pub l4s: bool,
 }
 
 /// Every queue kind, in the order the docs list them.
@@ -102,6 +106,7 @@ pub static DECLS: &[QueueDecl] = &[
         info: AlgorithmInfo { name: "droptail", role: "queue", summary: "FIFO that drops arrivals when full.", source: "—", params: &[] },
         default_limit: None,
         byte_limit: true,
+        l4s: false,
     },
     QueueDecl {
         info: AlgorithmInfo {
@@ -113,6 +118,7 @@ pub static DECLS: &[QueueDecl] = &[
         },
         default_limit: None,
         byte_limit: true,
+        l4s: false,
     },
     QueueDecl {
         info: AlgorithmInfo {
@@ -124,6 +130,7 @@ pub static DECLS: &[QueueDecl] = &[
         },
         default_limit: Some("1000pkt"),
         byte_limit: false,
+        l4s: false,
     },
     QueueDecl {
         info: AlgorithmInfo {
@@ -135,6 +142,7 @@ pub static DECLS: &[QueueDecl] = &[
         },
         default_limit: Some("10240pkt"),
         byte_limit: false,
+        l4s: false,
     },
     QueueDecl {
         info: AlgorithmInfo {
@@ -159,6 +167,7 @@ pub static DECLS: &[QueueDecl] = &[
         },
         default_limit: Some("1000pkt"),
         byte_limit: false,
+        l4s: false,
     },
     QueueDecl {
         info: AlgorithmInfo {
@@ -170,6 +179,7 @@ pub static DECLS: &[QueueDecl] = &[
         },
         default_limit: Some("10000pkt"),
         byte_limit: false,
+        l4s: true,
     },
 ];
 

@@ -155,6 +155,9 @@ pub struct Tcp {
     pub cubic_ssthresh_from: Option<serde_json::Value>,
     pub cubic_growth: Option<serde_json::Value>,
     pub reno_ssthresh_from: Option<serde_json::Value>,
+    pub prague_g: Option<serde_json::Value>,
+    pub prague_rtt_target: Option<serde_json::Value>,
+    pub prague_rtt_transition: Option<serde_json::Value>,
     pub mss: Option<BytesV>,
     pub header: Option<BytesV>,
     pub initial_window: Option<u64>,
@@ -177,7 +180,8 @@ pub struct Tcp {
     pub linux_ss_clamp: Option<bool>,
     pub newreno_timer: Option<String>,
     pub idle_restart: Option<String>,
-    pub ecn: Option<bool>,
+    // `true`/`false` or a name ("off", "classic", "l4s"): `resolve` reads it.
+    pub ecn: Option<serde_json::Value>,
     pub startup_after_idle: Option<bool>,
     pub startup_min_response: Option<Amount>,
 }
@@ -193,6 +197,9 @@ impl Tcp {
             ("cubic_ssthresh_from", &self.cubic_ssthresh_from),
             ("cubic_growth", &self.cubic_growth),
             ("reno_ssthresh_from", &self.reno_ssthresh_from),
+            ("prague_g", &self.prague_g),
+            ("prague_rtt_target", &self.prague_rtt_target),
+            ("prague_rtt_transition", &self.prague_rtt_transition),
         ]
         .into_iter()
         .filter_map(|(key, v)| Some((key, v.as_ref()?)))

@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn every_declared_avoidance_builds_from_its_defaults_under_its_own_name() {
-        use startlab_cc::avoidance::{Avoidance, CubicConfig, Reno};
+        use startlab_cc::avoidance::{Avoidance, CubicConfig, PragueConfig, Reno};
         let cx = startlab_cc::decl::FlowContext {
             mss: 1448,
             header: 52,
@@ -136,10 +136,11 @@ mod tests {
             }
             let built = d.instantiate(&startlab_cc::decl::Params::new(&values), &cx);
             assert_eq!(built.name(), d.info.name, "{} builds another algorithm", d.info.name);
-            // The declared defaults are the state machines' own (RFC 5681, RFC 9438).
+            // The declared defaults are the state machines' own (RFC 5681, RFC 9438, the Prague draft).
             match built {
                 Avoidance::Reno(r) => assert_eq!(r.ssthresh_from, Reno::default().ssthresh_from),
                 Avoidance::Cubic(c) => assert_eq!(*c.config(), CubicConfig::default()),
+                Avoidance::Prague(p) => assert_eq!(*p.config(), PragueConfig::default()),
             }
         }
     }

@@ -136,7 +136,7 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
 
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", congestion_avoidance = \"vegas\","));
     assert_eq!(e.path, "flows[0].tcp.congestion_avoidance");
-    assert!(e.message.contains("\"reno\" or \"cubic\""), "{e}");
+    assert!(e.message.contains("\"reno\", \"cubic\" or \"prague\""), "{e}");
     let e = refused(&EXAMPLE.replace("recovery = \"sack\",", "recovery = \"sack\", cubic_beta = 0.8,"));
     assert_eq!(e.path, "flows[0].tcp.cubic_beta", "a cubic key with reno is refused");
     assert!(e.message.contains("only applies to congestion_avoidance = \"cubic\""), "{e}");
@@ -160,13 +160,15 @@ fn cubic_is_selected_with_the_registry_defaults_and_its_keys_are_checked() {
 fn every_declared_avoidance_parameter_is_a_key_of_the_tcp_table() {
     // raw::Tcp lists the avoidance keys; a parameter declared but missing there would be an
     // unknown field. Each is accepted with its algorithm and refused with the others.
+    // A scalable avoidance needs tcp.ecn = "l4s"; the others take it too.
+    let l4s = |text: String| text.replace("recovery = \"sack\",", "recovery = \"sack\", ecn = \"l4s\",");
     for d in startlab_cc::avoidance::DECLS {
         for p in d.info.params {
-            let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", d.info.name, p.name, p_toml(p)));
+            let text = l4s(EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", d.info.name, p.name, p_toml(p))));
             let (_, params) = avoidance_params(&text);
             assert_eq!(params[p.name], registry::default_value(p, 1000), "{}.{}", d.info.name, p.name);
             for other in startlab_cc::avoidance::DECLS.iter().filter(|o| !o.info.params.iter().any(|q| q.name == p.name)) {
-                let text = EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", other.info.name, p.name, p_toml(p)));
+                let text = l4s(EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", congestion_avoidance = \"{}\", {} = {},", other.info.name, p.name, p_toml(p))));
                 let e = refused(&text);
                 assert_eq!(e.path, format!("flows[0].tcp.{}", p.name));
                 assert_eq!(e.message, format!("only applies to congestion_avoidance = \"{}\"", d.info.name));
@@ -277,7 +279,7 @@ fn red_queues_take_the_lab_defaults_and_refuse_mixed_units_and_bad_values() {
         assert!(e.message.contains(words), "{q}: {e}");
     }
     let s = from_toml(&EXAMPLE.replace("ack = \"every-packet\"", "ack = \"every-packet\", ecn = true")).unwrap();
-    assert!(s.flows[0].tcp.ecn);
+    assert_eq!(s.flows[0].tcp.ecn, EcnSpec::Classic);
 }
 
 #[test]
@@ -311,7 +313,7 @@ fn codel_and_fq_codel_take_their_declared_defaults_and_refuse_what_cannot_work()
         assert_eq!(e.path, path, "{q}: {e}");
         assert!(e.message.contains(words), "{q}: {e}");
     }
-    assert!(!from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, "ECN is off by default");
+    assert_eq!(from_toml(EXAMPLE).unwrap().flows[0].tcp.ecn, EcnSpec::Off, "ECN is off by default");
 }
 
 #[test]
@@ -369,4 +371,38 @@ fn cross_sources_need_names_of_their_own() {
     assert!(e.message.contains("give it its own `name`"), "{}", e.message);
     // Distinct names pass.
     assert!(from_toml(&format!("{EXAMPLE}{}{}", named("a"), named("b"))).is_ok());
+}
+
+#[test]
+fn tcp_ecn_takes_a_flag_or_a_name_and_resolves_as_written() {
+    let with = |v: &str| from_toml(&EXAMPLE.replace("ack = \"every-packet\"", &format!("ack = \"every-packet\", ecn = {v}")));
+    for (v, spec, written) in [
+        ("false", EcnSpec::Off, serde_json::json!(false)),
+        ("true", EcnSpec::Classic, serde_json::json!(true)),
+        ("\"off\"", EcnSpec::Off, serde_json::json!(false)),
+        ("\"classic\"", EcnSpec::Classic, serde_json::json!(true)),
+        ("\"l4s\"", EcnSpec::L4s, serde_json::json!("l4s")),
+    ] {
+        let s = with(v).unwrap();
+        assert_eq!(s.flows[0].tcp.ecn, spec, "{v}");
+        assert_eq!(serde_json::to_value(&s.flows[0].tcp).unwrap()["ecn"], written, "{v}: a scenario without L4S resolves as before");
+    }
+    for (v, words) in [("\"L4S\"", "\"L4S\" is not known; expected true, false or \"off\", \"classic\" or \"l4s\""), ("1", "1 is not valid")] {
+        let e = with(v).unwrap_err();
+        assert_eq!(e.path, "flows[0].tcp.ecn", "{v}: {e}");
+        assert!(e.message.contains(words), "{v}: {e}");
+    }
+}
+
+#[test]
+fn prague_needs_an_l4s_flow() {
+    let with = |tcp: &str| EXAMPLE.replace("recovery = \"sack\",", &format!("recovery = \"sack\", {tcp},"));
+    for (tcp, given) in [("congestion_avoidance = \"prague\"", "not given (false)"), ("congestion_avoidance = \"prague\", ecn = true", "true"), ("congestion_avoidance = \"prague\", ecn = \"classic\"", "\"classic\"")] {
+        let e = refused(&with(tcp));
+        assert_eq!(e.path, "flows[0].tcp.ecn", "{tcp}: {e}");
+        assert!(e.message.contains("tcp.ecn must be \"l4s\"") && e.message.ends_with(&format!("it is {given}")), "{tcp}: {e}");
+    }
+    let s = from_toml(&with("congestion_avoidance = \"prague\", ecn = \"l4s\", prague_rtt_target = \"10ms\"")).unwrap();
+    let v = serde_json::to_value(&s.flows[0].tcp).unwrap();
+    assert_eq!((&v["congestion_avoidance"], &v["ecn"], &v["prague_rtt_target"]), (&serde_json::json!("prague"), &serde_json::json!("l4s"), &serde_json::json!(10_000_000)));
 }

@@ -353,6 +353,9 @@ pub struct Results<'a> {
     /// End of the warm-up of `[measure]` (s): fixed, or found automatically; `None` without a
     /// warm-up or when the number of active flows never settled.
     pub warmup_end: Option<f64>,
+    /// What the run allowed but the user should know, one sentence each (an L4S flow on a path
+    /// without an L4S-aware queue).
+    pub warnings: Vec<String>,
 }
 
 impl Simulation {
@@ -876,6 +879,7 @@ impl Simulation {
             link_names: self.net.channels.iter().map(|c| c.name.clone()).collect(),
             seq_kinds: SEQ_KINDS.iter().map(|s| s.to_string()).collect(),
             cwnd_causes: CWND_CAUSES.iter().map(|s| s.to_string()).collect(),
+            warnings: self.warnings.clone(),
         }
     }
 }

@@ -26,22 +26,53 @@ pub enum PktKind {
     Request,
 }
 
-/// Packet flags used by the measurements.
+/// Packet flags used by the measurements, and the IP ECN field and TCP flags a packet carries.
 pub mod flags {
     /// Sent during the startup period (before `t_su`).
-    pub const STARTUP: u8 = 1;
+    pub const STARTUP: u16 = 1;
     /// Sent within the first `early_rtts` base RTTs after `t0`.
-    pub const EARLY: u8 = 2;
-    /// IP ECN field ECT(0): an ECN-capable transport (new TCP data of an ECN connection).
-    pub const ECT: u8 = 4;
-    /// IP ECN field CE: a RED queue marked the packet (replaces ECT; RFC 3168 codepoint `11`).
-    pub const CE: u8 = 8;
+    pub const EARLY: u16 = 2;
+    /// IP ECN field ECT(0): a classic ECN-capable transport (new TCP data of an ECN connection).
+    pub const ECT: u16 = 4;
+    /// IP ECN field CE: a queue marked the packet (replaces ECT(0) or ECT(1); RFC 3168 codepoint
+    /// `11`).
+    pub const CE: u16 = 8;
     /// TCP CWR flag (data), or with [`ECE`] the ECN-setup SYN.
-    pub const CWR: u8 = 16;
+    pub const CWR: u16 = 16;
     /// TCP ECE flag on a SYN (ECN setup); ACKs carry ECE in `Ack::ece`.
-    pub const ECE: u8 = 32;
+    pub const ECE: u16 = 32;
     /// A data segment sent before (a retransmission), for the results' `retransmissions_lost`.
-    pub const RETRANSMIT: u8 = 64;
+    pub const RETRANSMIT: u16 = 64;
+    /// IP ECN field ECT(1): an L4S transport (RFC 9331 §4; new TCP data of a `tcp.ecn = "l4s"`
+    /// connection).
+    pub const ECT1: u16 = 128;
+    /// TCP AE flag: with [`CWR`] and [`ECE`], a SYN that asks for Accurate ECN (RFC 9768 §3.1.1).
+    pub const AE: u16 = 256;
+
+    /// The IP ECN field these flags carry.
+    pub fn ip_ecn(flags: u16) -> startlab_tcp::IpEcn {
+        use startlab_tcp::IpEcn;
+        if flags & CE != 0 {
+            IpEcn::Ce
+        } else if flags & ECT1 != 0 {
+            IpEcn::Ect1
+        } else if flags & ECT != 0 {
+            IpEcn::Ect0
+        } else {
+            IpEcn::NotEct
+        }
+    }
+
+    /// The flags that carry IP ECN field `ecn`.
+    pub fn of_ip_ecn(ecn: startlab_tcp::IpEcn) -> u16 {
+        use startlab_tcp::IpEcn;
+        match ecn {
+            IpEcn::NotEct => 0,
+            IpEcn::Ect0 => ECT,
+            IpEcn::Ect1 => ECT1,
+            IpEcn::Ce => CE,
+        }
+    }
 }
 
 /// A packet in the arena.
@@ -60,7 +91,7 @@ pub struct Packet {
     /// Data payload bytes.
     pub len: u32,
     /// [`flags`].
-    pub flags: u8,
+    pub flags: u16,
     /// ACK contents.
     pub ack: Ack,
     /// IP TTL: [`INITIAL_IP_TTL`] at the sending host, decremented by every router hop.

@@ -22,7 +22,8 @@ struct FlowCase {
     limited_transmit: bool,
     startup: &'static str,
     avoidance: &'static str,
-    ecn: bool,
+    /// `tcp.ecn` as written: `false`, `true` or `"l4s"` (Prague's flows always the last).
+    ecn: &'static str,
 }
 
 fn flow_case() -> impl Strategy<Value = FlowCase> {
@@ -38,7 +39,7 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
         prop::collection::vec(1u64..200, 0..6),
         any::<bool>(),
         prop::sample::select(startlab_cc::startup::Startup::NAMES.to_vec()),
-        (prop::sample::select(vec!["reno", "cubic"]), any::<bool>()),
+        (prop::sample::select(vec!["reno", "cubic", "prague"]), prop::sample::select(vec!["false", "true", "\"l4s\""])),
     )
         .prop_map(|(recovery, ack, mss, iw, ssthresh, size_pkts, start_ms, handshake, drops, limited_transmit, startup, (avoidance, ecn))| FlowCase {
             recovery,
@@ -54,7 +55,7 @@ fn flow_case() -> impl Strategy<Value = FlowCase> {
             handshake,
             drops,
             limited_transmit,
-            ecn,
+            ecn: if avoidance == "prague" { "\"l4s\"" } else { ecn },
         })
 }
 

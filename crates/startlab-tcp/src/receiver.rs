@@ -1,8 +1,10 @@
 //! TCP receiver models — ALGORITHMS.md §3: per-packet ACKs, delayed ACKs (RFC 1122 §4.2.3.2 /
-//! RFC 5681 §4.2), Linux quick-ACK, and SACK blocks (RFC 2018) reported most recent first.
+//! RFC 5681 §4.2), Linux quick-ACK, and SACK blocks (RFC 2018) reported most recent first; ECN
+//! feedback, classic (RFC 3168 §6.1.3: ECE until CWR) or Accurate (RFC 9768: counters of CE
+//! packets and of bytes per codepoint on every ACK).
 
 use crate::ranges::RangeSet;
-use crate::{Ack, MAX_SACK_BLOCKS};
+use crate::{AccEcnFeedback, Ack, IpEcn, MAX_SACK_BLOCKS};
 use startlab_cc::startup::{QsReport, QsRequest};
 use startlab_units::{Dur, Time};
 
@@ -43,6 +45,85 @@ pub struct ReceiverConfig {
     pub rwnd: u64,
     /// Receiver MSS: segments of at least this size are "full-sized".
     pub mss: u64,
+    /// The receiver implements Accurate ECN (RFC 9768): it agrees to it when a SYN asks (§3.1.1),
+    /// and without a handshake uses it from the first segment (both ends configured for it).
+    pub accecn: bool,
+}
+
+/// The ECN setup of an arriving SYN: its TCP flags AE, CWR and ECE (RFC 3168 §6.1.1: CWR and ECE
+/// ask for classic ECN; RFC 9768 §3.1.1, Table 1: all three ask for AccECN) and its IP-ECN field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SynEcn {
+    /// AE (formerly the ECN-nonce flag NS).
+    pub ae: bool,
+    /// CWR.
+    pub cwr: bool,
+    /// ECE.
+    pub ece: bool,
+    /// The SYN's IP-ECN field.
+    pub ip: IpEcn,
+}
+
+/// An AccECN receiver's counters (RFC 9768 §3.2.1), kept whole; an ACK carries them modulo their
+/// field sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AccEcnCounters {
+    /// `r.cep`: CE-marked packets, from 5.
+    cep: u64,
+    /// `r.e0b`: payload bytes received with ECT(0), from 1.
+    e0b: u64,
+    /// `r.ceb`: payload bytes received with CE, from 0.
+    ceb: u64,
+    /// `r.e1b`: payload bytes received with ECT(1), from 1.
+    e1b: u64,
+    /// The last data segment was CE-marked (for change-triggered ACKs).
+    last_ce: bool,
+    /// CE-marked segments since the last ACK (for increment-triggered ACKs).
+    ce_unacked: u32,
+}
+
+impl AccEcnCounters {
+    /// CE marks since the last ACK that send an ACK at once (RFC 9768 §3.2.2.5.1: `n` SHOULD be 2,
+    /// in 2 to 6), so that the 3-bit ACE field cannot wrap between ACKs.
+    const CE_ACK_THRESHOLD: u32 = 2;
+
+    fn new() -> Self {
+        AccEcnCounters {
+            cep: AccEcnFeedback::CEP_INIT,
+            e0b: AccEcnFeedback::ECT_BYTES_INIT,
+            ceb: 0,
+            e1b: AccEcnFeedback::ECT_BYTES_INIT,
+            last_ce: false,
+            ce_unacked: 0,
+        }
+    }
+
+    /// Counts a data segment of `len` payload bytes with IP-ECN field `ecn`; true if it must be
+    /// ACKed at once: a CE mark after a segment without one (change-triggered, §3.2.2.5.1), or the
+    /// `CE_ACK_THRESHOLD`-th mark since the last ACK (increment-triggered).
+    fn on_segment(&mut self, ecn: IpEcn, len: u64) -> bool {
+        let ce = ecn == IpEcn::Ce;
+        match ecn {
+            IpEcn::Ce => {
+                self.cep += 1;
+                self.ceb += len;
+                self.ce_unacked += 1;
+            }
+            IpEcn::Ect0 => self.e0b += len,
+            IpEcn::Ect1 => self.e1b += len,
+            IpEcn::NotEct => {}
+        }
+        let onset = ce && !self.last_ce;
+        self.last_ce = ce;
+        onset || self.ce_unacked >= Self::CE_ACK_THRESHOLD
+    }
+
+    /// The feedback of the next ACK (RFC 9768 §3.2.2 and §3.2.3).
+    fn feedback(&mut self) -> AccEcnFeedback {
+        self.ce_unacked = 0;
+        let field = |x: u64| (x % AccEcnFeedback::BYTE_FIELD as u64) as u32;
+        AccEcnFeedback { ace: (self.cep % 8) as u8, ee0b: field(self.e0b), eceb: field(self.ceb), ee1b: field(self.e1b) }
+    }
 }
 
 /// A TCP receiver with an application that reads everything at once.
@@ -68,6 +149,8 @@ pub struct Receiver {
     ece: bool,
     /// CE-marked segments received.
     ce_received: u64,
+    /// The connection uses AccECN (RFC 9768): its counters; `None` for classic or no ECN.
+    accecn: Option<AccEcnCounters>,
 }
 
 impl Receiver {
@@ -88,6 +171,7 @@ impl Receiver {
             qs_echo: None,
             ece: false,
             ce_received: 0,
+            accecn: cfg.accecn.then(AccEcnCounters::new),
         }
     }
 
@@ -114,7 +198,23 @@ impl Receiver {
     /// A SYN arrived: answer with a SYN-ACK. `ecn_setup`: the SYN carried ECE and CWR (RFC 3168
     /// §6.1.1); this receiver always agrees, answering with ECE.
     pub fn on_syn(&mut self, ecn_setup: bool) -> Ack {
-        Ack { syn_ack: true, ece: ecn_setup, ..self.make_ack(false, 0) }
+        self.on_syn_ecn(SynEcn { ae: false, cwr: ecn_setup, ece: ecn_setup, ip: IpEcn::NotEct })
+    }
+
+    /// A SYN with ECN setup `syn` arrived: answer with a SYN-ACK. RFC 9768 §3.1.1 (Table 1, and
+    /// §3.1.2: AE, CWR, ECE other than `000` or `011` ask for AccECN as `111` does): a receiver that
+    /// implements AccECN agrees to it with the ACE of Table 2 (the SYN's IP-ECN field); asked for
+    /// AccECN without implementing it, or asked for classic ECN, it agrees to classic ECN (RFC 3168
+    /// §6.1.1: ECE alone); a SYN without ECE and CWR asks for no ECN.
+    pub fn on_syn_ecn(&mut self, syn: SynEcn) -> Ack {
+        let flags = (syn.ae as u8) << 2 | (syn.cwr as u8) << 1 | syn.ece as u8;
+        let wants_accecn = flags != 0b000 && flags != 0b011;
+        self.accecn = (wants_accecn && self.cfg.accecn).then(AccEcnCounters::new);
+        let ack = self.make_ack(false, 0);
+        match self.accecn {
+            Some(_) => Ack { syn_ack: true, accecn: Some(AccEcnFeedback { ace: AccEcnFeedback::syn_ack_ace(syn.ip), ..ack.accecn.unwrap_or_default() }), ..ack },
+            None => Ack { syn_ack: true, ece: flags != 0b000, ..ack },
+        }
     }
 
     /// A Quick-Start Rate Request arrived (with the SYN or a data segment, before that segment is
@@ -132,12 +232,27 @@ impl Receiver {
     /// A data segment `[seq, seq+len)` arrived, `ce`: with the CE codepoint, `cwr`: with the CWR
     /// flag; returns the ACK to send now, if any (ALGORITHMS.md §17.3).
     pub fn on_segment_ecn(&mut self, now: Time, seq: u64, len: u32, ce: bool, cwr: bool) -> Option<Ack> {
-        // RFC 3168 §6.1.3: CWR ends the echo; a CE on the same segment starts it again.
-        if cwr {
-            self.ece = false;
+        self.on_segment_ip(now, seq, len, if ce { IpEcn::Ce } else { IpEcn::NotEct }, cwr)
+    }
+
+    /// A data segment `[seq, seq+len)` arrived with IP-ECN field `ecn` and, `cwr`, the CWR flag;
+    /// returns the ACK to send now, if any. Classic ECN (ALGORITHMS.md §17.3, RFC 3168 §6.1.3):
+    /// ECE from a CE mark until a CWR, and a CE segment is ACKed at once. AccECN (RFC 9768): the
+    /// codepoint is counted (§3.2.1; CWR is part of no echo) and a CE onset, or the second CE mark
+    /// since the last ACK, is ACKed at once (§3.2.2.5.1).
+    pub fn on_segment_ip(&mut self, now: Time, seq: u64, len: u32, ecn: IpEcn, cwr: bool) -> Option<Ack> {
+        let ce = ecn == IpEcn::Ce;
+        let accecn_now = self.accecn.as_mut().map(|a| a.on_segment(ecn, len as u64));
+        if accecn_now.is_none() {
+            // RFC 3168 §6.1.3: CWR ends the echo; a CE on the same segment starts it again.
+            if cwr {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
         }
         if ce {
-            self.ece = true;
             self.ce_received += 1;
         }
         let end = seq + len as u64;
@@ -178,9 +293,10 @@ impl Receiver {
             }
             immediate = true;
         }
-        // ALGORITHMS.md §17.3 RESOLVED: a CE mark is ACKed at once, even with delayed ACKs.
+        // ALGORITHMS.md §17.3 RESOLVED: a CE mark is ACKed at once, even with delayed ACKs; with
+        // AccECN, a CE onset or the second mark since the last ACK.
         let send_now = immediate
-            || ce
+            || accecn_now.unwrap_or(ce)
             || match self.cfg.policy {
                 AckPolicy::EveryPacket => true,
                 AckPolicy::Delayed { .. } => self.unacked_full >= 2,
@@ -230,7 +346,8 @@ impl Receiver {
             timer_triggered,
             segments,
             qs: self.qs_echo.take(),
-            ece: self.ece,
+            ece: self.ece && self.accecn.is_none(),
+            accecn: self.accecn.as_mut().map(AccEcnCounters::feedback),
             ..Ack::default()
         };
         if self.cfg.sack {
@@ -259,7 +376,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn receiver(policy: AckPolicy) -> Receiver {
-        Receiver::new(ReceiverConfig { policy, sack: true, max_sack_blocks: 3, rwnd: u64::MAX, mss: MSS })
+        Receiver::new(ReceiverConfig { policy, sack: true, max_sack_blocks: 3, rwnd: u64::MAX, mss: MSS, accecn: false })
     }
 
     fn seg(r: &mut Receiver, ms: u64, i: u64) -> Option<Ack> {
@@ -333,6 +450,71 @@ mod tests {
         let d = seg(&mut r, 5, 5).expect("second segment");
         assert!(!d.ece, "CWR ended the echo");
         assert_eq!(r.ce_received(), 1);
+    }
+
+    fn accecn_receiver(policy: AckPolicy) -> Receiver {
+        Receiver::new(ReceiverConfig { policy, sack: true, max_sack_blocks: 3, rwnd: u64::MAX, mss: MSS, accecn: true })
+    }
+
+    fn seg_ip(r: &mut Receiver, ms: u64, i: u64, ecn: IpEcn) -> Option<Ack> {
+        r.on_segment_ip(Time(ms * 1_000_000), i * MSS, MSS as u32, ecn, false)
+    }
+
+    #[test]
+    fn accecn_counts_ce_packets_in_ace_and_bytes_per_codepoint_on_every_ack() {
+        let mut r = accecn_receiver(AckPolicy::EveryPacket);
+        // RFC 9768 §3.2.1: r.cep = 5, r.e0b = r.e1b = 1, r.ceb = 0 before any segment.
+        let a = seg_ip(&mut r, 0, 0, IpEcn::Ect1).unwrap();
+        assert_eq!(a.accecn, Some(AccEcnFeedback { ace: 5, ee0b: 1, eceb: 0, ee1b: 1 + MSS as u32 }));
+        assert!(!a.ece, "no classic echo with AccECN");
+        let b = seg_ip(&mut r, 1, 1, IpEcn::Ce).unwrap();
+        assert_eq!(b.accecn, Some(AccEcnFeedback { ace: 6, ee0b: 1, eceb: MSS as u32, ee1b: 1 + MSS as u32 }));
+        assert!(!b.ece);
+        for i in 2..5 {
+            seg_ip(&mut r, i, i, IpEcn::Ce);
+        }
+        let c = seg_ip(&mut r, 5, 5, IpEcn::Ect0).unwrap();
+        // Four CE packets: r.cep = 9, which ACE carries modulo 8.
+        assert_eq!(c.accecn, Some(AccEcnFeedback { ace: 1, ee0b: 1 + MSS as u32, eceb: 4 * MSS as u32, ee1b: 1 + MSS as u32 }));
+        assert_eq!(r.ce_received(), 4);
+    }
+
+    #[test]
+    fn accecn_acks_a_ce_onset_and_every_second_mark_at_once_with_delayed_acks() {
+        let mut r = accecn_receiver(AckPolicy::Delayed { timeout: Dur::from_millis(200) });
+        assert_eq!(seg_ip(&mut r, 0, 0, IpEcn::Ect1), None, "an unmarked first segment waits");
+        let onset = seg_ip(&mut r, 1, 1, IpEcn::Ce).expect("a CE onset is ACKed at once (change-triggered)");
+        assert_eq!(onset.accecn.unwrap().eceb, MSS as u32);
+        assert_eq!(seg_ip(&mut r, 2, 2, IpEcn::Ce), None, "a second CE in a run waits for a second segment");
+        let two = seg_ip(&mut r, 3, 3, IpEcn::Ce).expect("the second mark since the last ACK (increment-triggered)");
+        assert_eq!((two.ack, two.accecn.unwrap().eceb, two.accecn.unwrap().ace), (4 * MSS, 3 * MSS as u32, 0));
+        assert_eq!(seg_ip(&mut r, 4, 4, IpEcn::Ect1), None, "the end of a CE run follows the ACK policy");
+        assert!(seg_ip(&mut r, 5, 5, IpEcn::Ect1).is_some());
+    }
+
+    #[test]
+    fn accecn_is_agreed_on_a_syn_that_asks_and_classic_ecn_otherwise() {
+        let ask = SynEcn { ae: true, cwr: true, ece: true, ip: IpEcn::NotEct };
+        let mut r = accecn_receiver(AckPolicy::EveryPacket);
+        let syn_ack = r.on_syn_ecn(ask);
+        // RFC 9768 Table 2: a Not-ECT SYN is answered with ACE 010.
+        assert_eq!((syn_ack.syn_ack, syn_ack.ece, syn_ack.accecn.map(|f| f.ace)), (true, false, Some(0b010)));
+        assert!(seg_ip(&mut r, 0, 0, IpEcn::Ce).unwrap().accecn.is_some());
+        // A classic SYN (CWR, ECE) gets classic ECN from an AccECN receiver...
+        let mut r = accecn_receiver(AckPolicy::EveryPacket);
+        let syn_ack = r.on_syn_ecn(SynEcn { ae: false, ..ask });
+        assert!(syn_ack.ece && syn_ack.accecn.is_none());
+        let a = seg_ip(&mut r, 0, 0, IpEcn::Ce).unwrap();
+        assert!(a.ece && a.accecn.is_none(), "classic echo");
+        // ... and an AccECN SYN gets classic ECN from a receiver without AccECN (Table 2: 001).
+        let mut r = receiver(AckPolicy::EveryPacket);
+        let syn_ack = r.on_syn_ecn(ask);
+        assert!(syn_ack.ece && syn_ack.accecn.is_none());
+        // No ECN asked: none given.
+        let mut r = accecn_receiver(AckPolicy::EveryPacket);
+        let syn_ack = r.on_syn_ecn(SynEcn::default());
+        assert!(!syn_ack.ece && syn_ack.accecn.is_none());
+        assert!(seg_ip(&mut r, 0, 0, IpEcn::Ce).unwrap().accecn.is_none());
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! The loss-detection and window-reduction parts take transport-neutral inputs (numbers, byte
 //! counts, send times) so that a packet-number transport can run them; each file says how.
 
-use crate::{Ack, RtoConfig, RtoEstimator};
+use crate::{AccEcnFeedback, Ack, EcnMode, IpEcn, RtoConfig, RtoEstimator};
 use startlab_cc::startup::{QsRequest, QuickStartEvent};
 use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
@@ -55,8 +55,11 @@ pub struct SenderConfig {
     /// handshake. The echo is checked here and the verdict goes to the controller.
     pub quick_start: Option<QsRequest>,
     /// Use ECN (RFC 3168, ALGORITHMS.md §17.3): negotiated in the handshake (SYN with ECE+CWR,
-    /// SYN-ACK with ECE), assumed agreed without one.
-    pub ecn: bool,
+    /// SYN-ACK with ECE), assumed agreed without one. With [`EcnMode::L4s`] new data is ECT(1)
+    /// (RFC 9331 §4) and the feedback Accurate ECN (RFC 9768): the SYN asks with AE+CWR+ECE and a
+    /// SYN-ACK whose ACE agrees (§3.1.1, Table 2) settles it; one that answers classic ECN
+    /// (ECE alone) gives classic ECN (ECT(0) data), as RFC 9768 §3.1.1 has a client do.
+    pub ecn: EcnMode,
     /// The application hands data over in pieces ([`Sender::push`]) instead of all at once.
     pub app_limited: bool,
     /// What happens to cwnd when data comes after an idle period longer than the RTO.
@@ -107,10 +110,13 @@ pub struct Segment {
     pub retransmit: bool,
     /// Quick-Start Rate Request option carried by this segment.
     pub qs: Option<QsRequest>,
-    /// IP ECN field ECT(0): new data of an ECN connection (never retransmissions or SYNs).
-    pub ect: bool,
+    /// IP ECN field: ECT(0) (classic) or ECT(1) (L4S) on new data of an ECN connection, Not-ECT on
+    /// retransmissions and SYNs (RFC 3168 §6.1.5) and without ECN.
+    pub ecn: IpEcn,
     /// TCP ECE flag: set on an ECN-setup SYN (with CWR).
     pub ece: bool,
+    /// TCP AE flag: set, with CWR and ECE, on a SYN that asks for Accurate ECN (RFC 9768 §3.1.1).
+    pub ae: bool,
     /// TCP CWR flag: the first new data segment after an ECN window reduction, or an ECN-setup SYN.
     pub cwr: bool,
 }
@@ -128,10 +134,13 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// SYN retransmissions.
     pub syn_retransmits: u64,
-    /// ACKs that carried ECE.
+    /// ACKs that carried ECE, or AccECN feedback with newly CE-marked bytes.
     pub ece_acks: u64,
-    /// Window reductions in answer to ECE (at most one per window of data).
+    /// Window reductions in answer to ECE or to AccECN's newly CE-marked bytes (at most one per
+    /// window of data).
     pub ecn_reductions: u64,
+    /// Payload bytes the Accurate ECN feedback reported CE-marked (RFC 9768; 0 without AccECN).
+    pub ce_bytes: u64,
     /// Retransmissions the sender found lost again without a timeout (RACK-TLP).
     pub lost_retransmits: u64,
     /// Tail loss probes sent (RACK-TLP).
@@ -398,7 +407,7 @@ impl Sender {
         if !self.cfg.handshake {
             self.handshake = Handshake::Established;
             // Without a handshake there is nothing to negotiate: ECN is assumed agreed.
-            self.ecn.set_ok(self.cfg.ecn);
+            self.ecn.set_mode(self.cfg.ecn);
         }
     }
 

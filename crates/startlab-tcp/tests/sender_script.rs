@@ -1,9 +1,9 @@
 //! Scripted sender timelines, independent of the simulator: the driver is the test itself.
 
 mod common;
-use common::{build, MSS};
+use common::{build, build_ecn, MSS};
 use startlab_cc::Ssthresh;
-use startlab_tcp::{Ack, Recovery, Segment, Sender};
+use startlab_tcp::{AccEcnFeedback, Ack, EcnMode, IpEcn, Recovery, Segment, Sender};
 use startlab_units::{Dur, Time};
 
 fn ms(t: u64) -> Time {
@@ -196,7 +196,7 @@ fn an_ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
     let mut s = build(Recovery::Sack, 10, false, false, true);
     let first = drain(&mut s, ms(0));
     assert_eq!(first.len(), 10);
-    assert!(first.iter().all(|g| g.ect && !g.cwr), "new data is ECT(0), no CWR yet");
+    assert!(first.iter().all(|g| g.ecn == IpEcn::Ect0 && !g.cwr), "new data is ECT(0), no CWR yet");
     // t=100ms: ACK of segment 1 echoes a CE mark: ssthresh = max(FlightSize/2, 2) = 4.5 segments.
     s.on_ack(ms(100), &ece(1));
     assert_eq!(s.cc().cwnd(), 4.5 * MSS as f64, "cwnd = ssthresh = FlightSize/2");
@@ -208,10 +208,94 @@ fn an_ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
     }
     assert_eq!(s.stats().ecn_reductions, 1, "one reduction per window");
     let next = drain(&mut s, ms(110));
-    assert!(!next.is_empty() && next[0].cwr && next[0].ect, "CWR on the first new data segment");
+    assert!(!next.is_empty() && next[0].cwr && next[0].ecn == IpEcn::Ect0, "CWR on the first new data segment");
     assert!(next[1..].iter().all(|g| !g.cwr), "and only on it");
     // The ACK covering data sent after the reduction may reduce again.
     let beyond = next[0].seq / MSS + 1;
     s.on_ack(ms(200), &ece(beyond));
     assert_eq!(s.stats().ecn_reductions, 2, "a new window, a new reduction");
+}
+
+/// An ACK of segments `[0, n)` whose AccECN option reports `ceb` CE-marked bytes so far.
+fn accecn(n: u64, ceb: u64) -> Ack {
+    Ack { accecn: Some(AccEcnFeedback { ace: ((5 + ceb / MSS) % 8) as u8, ee0b: 1, eceb: ceb as u32, ee1b: (1 + n * MSS) as u32 }), ..ack(n) }
+}
+
+#[test]
+fn accecn_hands_the_newly_ce_marked_bytes_of_each_ack_to_the_controller_and_reduces_once_per_window() {
+    let mut s = build_ecn(Recovery::Sack, 10, false, false, EcnMode::L4s);
+    let first = drain(&mut s, ms(0));
+    assert!(first.iter().all(|g| g.ecn == IpEcn::Ect1 && !g.cwr), "L4S data is ECT(1), with no CWR");
+    s.on_ack(ms(100), &accecn(1, 0));
+    assert_eq!((s.cc().ce_bytes(), s.stats().ecn_reductions), (0, 0), "no marks, no reduction");
+    // Segment 1 arrived CE-marked: ECEB rises by one segment, the controller sees it on this ACK,
+    // and the window is reduced as for an ECE (Reno: FlightSize/2).
+    s.on_ack(ms(101), &accecn(2, MSS));
+    assert_eq!((s.cc().ce_bytes(), s.stats().ce_bytes, s.stats().ecn_reductions), (MSS, MSS, 1));
+    assert_eq!(s.cc().cwnd(), 4.0 * MSS as f64, "cwnd = ssthresh = FlightSize/2");
+    // Two more marked segments on one ACK: 2 MSS newly; still the same window: no new reduction.
+    s.on_ack(ms(102), &accecn(4, 3 * MSS));
+    assert_eq!((s.cc().ce_bytes(), s.stats().ecn_reductions), (3 * MSS, 1));
+    // An ACK overtaken by a later one reports nothing new (its counter is behind).
+    s.on_ack(ms(103), &accecn(4, 2 * MSS));
+    assert_eq!(s.stats().ce_bytes, 3 * MSS);
+    // A duplicate ACK's marks wait for the next ACK the controller sees.
+    s.on_ack(ms(104), &accecn(4, 4 * MSS));
+    assert_eq!((s.stats().ce_bytes, s.cc().ce_bytes()), (4 * MSS, 3 * MSS), "held back from the controller");
+    s.on_ack(ms(105), &accecn(5, 4 * MSS));
+    assert_eq!(s.cc().ce_bytes(), 4 * MSS, "and handed over with the next advance");
+    let next = drain(&mut s, ms(106));
+    assert!(next.iter().all(|g| !g.cwr && g.ecn == IpEcn::Ect1), "AccECN sets no CWR");
+    // The counter wraps at 2^24 bytes: the increase is read modulo the field.
+    let mut s = build_ecn(Recovery::Sack, 10, false, false, EcnMode::L4s);
+    drain(&mut s, ms(0));
+    let near = (1u64 << 24) - 500;
+    for (k, eceb) in [6_000_000, 12_000_000, near, 1000].into_iter().enumerate() {
+        let k = k as u64 + 1;
+        s.on_ack(ms(100 + k), &Ack { accecn: Some(AccEcnFeedback { eceb: eceb as u32, ..accecn(k, 0).accecn.unwrap() }), ..ack(k) });
+    }
+    assert_eq!(s.stats().ce_bytes, near + 1500);
+}
+
+#[test]
+fn prague_on_accecn_cuts_by_alpha_over_two_once_per_window() {
+    use startlab_cc::avoidance::{Avoidance, Prague};
+    use startlab_cc::startup::{SlowStart, Startup};
+    use startlab_cc::{CcConfig, Controller};
+    use startlab_tcp::{RtoConfig, SenderConfig};
+    let cc = Controller::new(
+        CcConfig { mss: MSS, initial_window: 10 * MSS, initial_ssthresh: Ssthresh::Bytes(10.0 * MSS as f64), loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false },
+        Startup::SlowStart(SlowStart),
+        Avoidance::Prague(Prague::default()),
+    );
+    let cfg = SenderConfig {
+        mss: MSS as u32,
+        size: None,
+        recovery: Recovery::Sack,
+        rto: RtoConfig::default(),
+        limited_transmit: false,
+        dupthresh: 3,
+        handshake: false,
+        newreno_impatient: true,
+        pacing: false,
+        quick_start: None,
+        app_limited: false,
+        idle_restart: startlab_tcp::IdleRestart::Rfc5681,
+        startup_after_idle: false,
+        startup_min_response: 0,
+        ecn: EcnMode::L4s,
+    };
+    let mut s = Sender::new(cfg, cc);
+    s.start(ms(0));
+    drain(&mut s, ms(0));
+    // The first mark: alpha is still 1 (no round ended since a mark), so the cut is a halving.
+    s.on_ack(ms(100), &accecn(1, MSS));
+    assert_eq!((s.cc().cwnd(), s.stats().ecn_reductions), (5.0 * MSS as f64, 1));
+    assert!(!s.in_recovery());
+    // Every later segment of the window marked too: no second cut in the same window.
+    for k in 2..=9 {
+        s.on_ack(ms(100 + k), &accecn(k, k * MSS));
+    }
+    assert_eq!(s.stats().ecn_reductions, 1, "once per window");
+    assert_eq!(s.cc().ce_bytes(), 9 * MSS);
 }

@@ -17,8 +17,9 @@
 //! ce, cwr)` (CE is read from the IP header with `IP_RECVTOS`; ECT(0) is set with `IP_TOS` on the
 //! client's socket for ECT segments), and its delayed-ACK timer with `on_timer`. The scenario's
 //! `drops` (1-based data transmissions the network drops on purpose) are not put on the wire.
-//! Quick-Start needs router support that UDP cannot carry and request/response flows
-//! (`[flows.app]`) need an application: a flow with either is refused.
+//! Quick-Start needs router support that UDP cannot carry, request/response flows
+//! (`[flows.app]`) need an application, and `tcp.ecn = "l4s"` needs ECT(1) and Accurate ECN
+//! feedback that the datagram format does not carry: a flow with any of them is refused.
 //!
 //! Time is [`startlab_units::Time`], nanoseconds of the monotonic clock since the connection
 //! started (the client's first INIT; at the server, its start). With `tcp.handshake = true` the

@@ -116,6 +116,13 @@ fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> 
     if flow.app.is_some() {
         return Err(unsupported("a request/response flow ([flows.app]) needs an application; startlab-udp runs one bulk transfer of `size` bytes".into()));
     }
+    if flow.tcp.ecn == startlab_scenario::EcnSpec::L4s {
+        return Err(unsupported(
+            "tcp.ecn = \"l4s\" needs ECT(1) data and Accurate ECN feedback (RFC 9768), which the datagram format does not carry \
+             (it has RFC 3168's ECT(0), ECE and CWR only); run it in the simulator, or use tcp.ecn = \"classic\""
+                .into(),
+        ));
+    }
     let settings = settings_for(&flow.tcp);
     if flow.tcp.mss > MAX_MSS as u64 {
         return Err(unsupported(format!("tcp.mss = {} B does not fit one UDP datagram; at most {MAX_MSS} B", flow.tcp.mss)));
@@ -445,13 +452,15 @@ impl Client {
             self.forced_drops += 1;
             return Ok(());
         }
-        if seg.ect != self.ect_on {
-            net::set_ecn(&self.sock, self.v6, seg.ect).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
-            self.ect_on = seg.ect;
+        // `check_flow` refuses L4S, so an ECN-capable segment here is ECT(0).
+        let ect = seg.ecn != startlab_tcp::IpEcn::NotEct;
+        if ect != self.ect_on {
+            net::set_ecn(&self.sock, self.v6, ect).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
+            self.ect_on = ect;
         }
         let token = if self.verified { None } else { self.token };
         let payload = &ZEROS[..seg.len as usize];
-        let body = Body::Data { seq: seg.seq, retransmit: seg.retransmit, ect: seg.ect, cwr: seg.cwr, token, payload };
+        let body = Body::Data { seq: seg.seq, retransmit: seg.retransmit, ect, cwr: seg.cwr, token, payload };
         let d = Datagram { conn: self.conn, pn: self.take_pn(), body };
         let n = wire::encode(&self.key, &mut self.tx, &d);
         let t_send = self.clock.now();
@@ -694,6 +703,9 @@ mod tests {
         assert!(e.contains("Quick-Start") && e.contains("flow \"f\""), "{e}");
         let e = send(&SendConfig::new(s, 3, "127.0.0.1:9", key.clone())).unwrap_err().to_string();
         assert!(e.contains("no flow 3") && e.contains("1 entries"), "{e}");
+        let s = scenario(r#"ecn = "l4s""#, "slow-start");
+        let e = send(&SendConfig::new(s, 0, "127.0.0.1:9", key.clone())).unwrap_err().to_string();
+        assert!(e.contains("tcp.ecn = \"l4s\"") && e.contains("Accurate ECN") && e.contains("flow \"f\""), "{e}");
         let s = scenario("", "slow-start");
         let e = send(&SendConfig::new(s.clone(), 0, "127.0.0.1:9", vec![1; 5])).unwrap_err().to_string();
         assert!(e.contains("5 bytes"), "{e}");

@@ -134,9 +134,10 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The receiver configuration these settings build.
+    /// The receiver configuration these settings build (never AccECN: the datagram format carries
+    /// RFC 3168 feedback only, and `send` refuses `tcp.ecn = "l4s"`).
     pub fn receiver_config(&self) -> ReceiverConfig {
-        ReceiverConfig { policy: self.policy, sack: self.sack, max_sack_blocks: self.max_sack_blocks as usize, rwnd: self.rwnd, mss: self.mss as u64 }
+        ReceiverConfig { policy: self.policy, sack: self.sack, max_sack_blocks: self.max_sack_blocks as usize, rwnd: self.rwnd, mss: self.mss as u64, accecn: false }
     }
 
     fn valid(&self) -> bool {

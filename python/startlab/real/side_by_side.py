@@ -124,7 +124,14 @@ def prepare(
 
 
 def _flow(normal: dict[str, Any]) -> dict[str, Any]:
+    import startlab
+
     flow: dict[str, Any] = normal["flows"][0]
+    if flow["tcp"]["ecn"] == "l4s":
+        raise startlab.ScenarioError(
+            'flows[0].tcp.ecn: "l4s" (ECT(1) data, Accurate ECN feedback) has no counterpart in compare-real\'s stacks '
+            '(startlab-udp carries RFC 3168 ECN only); use true for classic ECN'
+        )
     flow["duration_s"] = normal["duration"] / 1e9 if isinstance(normal["duration"], (int, float)) else None
     return flow
 
@@ -184,7 +191,7 @@ def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> Sta
     try:
         run = kerneltcp.run(
             tb, stack, size=flow.get("size"), duration=None if flow.get("size") else flow["duration_s"],
-            initial_window=int(tcp["initial_window"]), ecn=bool(tcp["ecn"]), mss=int(tcp["mss"]),
+            initial_window=int(tcp["initial_window"]), ecn=tcp["ecn"] is True, mss=int(tcp["mss"]),
         )  # fmt: skip
     finally:
         report = tb.stop_router()

@@ -70,6 +70,7 @@ pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
             },
         })
     },
+    needs_l4s: false,
 };
 
 #[cfg(test)]

@@ -241,6 +241,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     per_response: false,
     router_approval: false,
     sets_initial_window: false,
+    on_ce: super::CeRule::ExitAsLoss,
 };
 
 #[cfg(test)]
@@ -273,6 +274,7 @@ mod tests {
             timer_triggered: false,
             delivered,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 

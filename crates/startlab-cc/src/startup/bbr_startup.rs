@@ -20,6 +20,17 @@
 //! (BBRv3's STARTUP cwnd gain; v1 uses `high_gain` for both, see the NOTE on [`BbrStartupConfig`]),
 //! `full_bw_threshold` = 1.25, `full_bw_rounds` = 3. `RTprop` is the controller's minimum RTT
 //! (`view.min_rtt`, never expired: a startup lasts far less than BBR's 10 s window).
+//!
+//! **On CE marks** (BBRv3, Linux `tcp_bbr.c` `bbr_check_ecn_too_high_in_startup`; the draft has
+//! no ECN exit): its own rule ([`CeRule::OwnRule`](super::CeRule::OwnRule)). A flow is "ECN
+//! eligible" once it has seen a minimum RTT of at most `ecn_max_rtt` (`bbr_ecn_max_rtt_us`, 5 ms)
+//! with precise CE feedback (Linux: shallow-threshold ECN; here Accurate ECN, an L4S flow's
+//! `ce_bytes`); then each round whose CE-marked fraction of the delivered bytes is at least
+//! `ecn_thresh` (`bbr_ecn_thresh`, 1/2) counts, a round below it resets the count, and
+//! `full_ecn_rounds` (`bbr_full_ecn_cnt`, 2) such rounds in a row end STARTUP with reason `ecn`,
+//! cwnd and ssthresh at `max(BDP, bytes delivered in the last round)` (Linux: `inflight_hi =
+//! max(bdp, inflight_latest)`). A classic ECE echo does not end STARTUP: BBRv3 uses ECN only
+//! with that precise, shallow-threshold feedback.
 
 use crate::startup::{StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
@@ -39,6 +50,12 @@ pub struct BbrStartupConfig {
     pub full_bw_threshold: f64,
     /// Rounds in a row without that growth that fill the pipe.
     pub full_bw_rounds: u32,
+    /// CE-marked fraction of a round's delivered bytes that counts as "too high" (`bbr_ecn_thresh`).
+    pub ecn_thresh: f64,
+    /// Rounds in a row at or above `ecn_thresh` that end STARTUP (`bbr_full_ecn_cnt`).
+    pub full_ecn_rounds: u32,
+    /// The largest minimum RTT at which CE marks are used (`bbr_ecn_max_rtt_us`).
+    pub ecn_max_rtt: Dur,
 }
 
 impl Default for BbrStartupConfig {
@@ -48,6 +65,9 @@ impl Default for BbrStartupConfig {
             cwnd_gain: BbrStartup::STARTUP_CWND_GAIN,
             full_bw_threshold: BbrStartup::FULL_BW_THRESH,
             full_bw_rounds: BbrStartup::FULL_BW_CNT,
+            ecn_thresh: BbrStartup::ECN_THRESH,
+            full_ecn_rounds: BbrStartup::FULL_ECN_CNT,
+            ecn_max_rtt: BbrStartup::ECN_MAX_RTT,
         }
     }
 }
@@ -73,6 +93,13 @@ pub struct BbrStartup {
     /// STARTUP is over (the pipe filled, or a congestion signal ended it): a later slow start
     /// (after a timeout) is RFC 5681's.
     done: bool,
+    /// Bytes delivered and CE-marked bytes reported in the current round.
+    round_delivered: u64,
+    round_ce: u64,
+    /// `startup_ecn_rounds`: rounds in a row with the CE-marked fraction at or above the threshold.
+    ecn_rounds: u32,
+    /// `ecn_eligible`: a minimum RTT of at most `ecn_max_rtt` has been seen (sticky, as Linux's).
+    ecn_eligible: bool,
 }
 
 impl BbrStartup {
@@ -85,6 +112,12 @@ impl BbrStartup {
     pub const FULL_BW_THRESH: f64 = 1.25;
     /// `bbr_full_bw_cnt`: rounds without that growth before the pipe counts as full.
     pub const FULL_BW_CNT: u32 = 3;
+    /// BBRv3 `bbr_ecn_thresh`: "ECN mark rate" of a round that counts as too high (1/2).
+    pub const ECN_THRESH: f64 = 0.5;
+    /// BBRv3 `bbr_full_ecn_cnt`: rounds in a row with a too-high mark rate that end STARTUP.
+    pub const FULL_ECN_CNT: u32 = 2;
+    /// BBRv3 `bbr_ecn_max_rtt_us`: CE marks are used only on paths with a minimum RTT this short.
+    pub const ECN_MAX_RTT: Dur = Dur::from_millis(5);
     /// Length of the bandwidth filter in rounds ("windowed max of delivery-rate samples (10 rounds)").
     pub const BW_FILTER_ROUNDS: u64 = 10;
     /// `bbr_cwnd_min_target`: "minimum cwnd 4 packets".
@@ -104,7 +137,27 @@ impl BbrStartup {
             pacing_rate: None,
             has_seen_rtt: false,
             done: false,
+            round_delivered: 0,
+            round_ce: 0,
+            ecn_rounds: 0,
+            ecn_eligible: false,
         }
+    }
+
+    /// BBRv3's ECN exit, at a round's end: true once `full_ecn_rounds` rounds in a row had a
+    /// CE-marked fraction of at least `ecn_thresh` while ECN-eligible.
+    fn ecn_too_high(&mut self, min_rtt: Option<Dur>) -> bool {
+        self.ecn_eligible |= min_rtt.is_some_and(|m| m <= self.cfg.ecn_max_rtt);
+        let (delivered, ce) = (std::mem::take(&mut self.round_delivered), std::mem::take(&mut self.round_ce));
+        if !self.ecn_eligible || self.cfg.full_ecn_rounds == 0 || delivered == 0 {
+            return false;
+        }
+        if ce as f64 >= self.cfg.ecn_thresh * delivered as f64 {
+            self.ecn_rounds += 1;
+        } else {
+            self.ecn_rounds = 0;
+        }
+        self.ecn_rounds >= self.cfg.full_ecn_rounds
     }
 
     /// Feeds a delivery-rate sample (bytes/s) taken in `round` to the bandwidth filter.
@@ -204,7 +257,22 @@ impl StartupAlgorithm for BbrStartup {
         let increase = (target - view.cwnd).clamp(0.0, ack.newly_acked as f64);
         let mut action = StartupAction { increase, pacing_rate: Some(pacing_rate), ..StartupAction::default() };
 
+        // The ACK that ends a round is counted in that round (as Linux's delivered counts).
+        self.round_delivered += ack.newly_acked;
+        self.round_ce += ack.ce_bytes;
         if view.new_round {
+            let last_round = self.round_delivered;
+            if self.ecn_too_high(view.min_rtt) {
+                self.done = true;
+                // NOTE: Linux sets `full_bw_reached` and `inflight_hi = max(bdp, inflight_latest)`
+                // and DRAIN follows; as for the plateau exit below, the lab sets cwnd and ssthresh.
+                let w = Self::bdp(max_bw, view.min_rtt).unwrap_or(0.0).max(last_round as f64).max(Self::CWND_MIN_SEGMENTS * mss);
+                action.increase = 0.0;
+                action.set_cwnd = Some(w);
+                action.set_ssthresh = Some(w);
+                action.exit = Some(ExitReason::Ecn);
+                return action;
+            }
             if let Some(bw) = max_bw {
                 if self.full_pipe(bw) {
                     self.done = true;
@@ -226,8 +294,9 @@ impl StartupAlgorithm for BbrStartup {
 
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
         // NOTE: BBRv1 does not leave STARTUP on loss; BBRv3 does on "excessive" loss, with
-        // constants ALGORITHMS.md §20 item 19 leaves OPEN. In the lab every congestion signal ends
-        // startup (the controller's rule), so STARTUP is over here.
+        // constants ALGORITHMS.md §20 item 19 leaves OPEN. In the lab every loss or timeout ends
+        // startup (the controller's rule; an ECN echo follows `DECL.on_ce`, BBRv3's own rule, and
+        // does not come here), so STARTUP is over here.
         self.done = true;
     }
 }
@@ -247,25 +316,38 @@ pub const FULL_BW_THRESHOLD: Param<f64> = Param::number("full_bw_threshold", "1.
 /// `full_bw_rounds` of `startup = { algorithm = "bbr-startup", ... }`.
 pub const FULL_BW_ROUNDS: Param<u64> = Param::integer("full_bw_rounds", "3", "full_bw_cnt: rounds in a row without that growth that fill the pipe; at least 1").range(Range::AtLeast(1.0));
 
+/// `ecn_thresh` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const ECN_THRESH: Param<f64> = Param::number("ecn_thresh", "0.5", "BBRv3 ecn_thresh: CE-marked fraction of a round's delivered bytes that counts as too high; 0 to 1").range(Range::Between(0.0, 1.0));
+
+/// `full_ecn_rounds` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const FULL_ECN_ROUNDS: Param<u64> = Param::integer("full_ecn_rounds", "2", "BBRv3 full_ecn_cnt: rounds in a row with a too-high CE fraction that end STARTUP (reason ecn); 0: never");
+
+/// `ecn_max_rtt` of `startup = { algorithm = "bbr-startup", ... }`.
+pub const ECN_MAX_RTT: Param<Dur> = Param::duration("ecn_max_rtt", "5ms", "BBRv3 ecn_max_rtt: CE marks (Accurate ECN) count only once a minimum RTT this short was seen");
+
 /// The declaration of `bbr-startup` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
     info: AlgorithmInfo {
         name: "bbr-startup",
         role: "startup",
-        summary: "BBR STARTUP: pace at pacing_gain x max delivery rate (10-round max), grow cwnd by N up to cwnd_gain x BDP; after 3 rounds without 25% growth of the max rate, cwnd = ssthresh = BDP (reason bandwidth-plateau)",
-        source: "Linux net/ipv4/tcp_bbr.c (BBRv1); draft-ietf-ccwg-bbr (ALGORITHMS.md §12)",
-        params: &[PACING_GAIN.info, CWND_GAIN.info, FULL_BW_THRESHOLD.info, FULL_BW_ROUNDS.info],
+        summary: "BBR STARTUP: pace at pacing_gain x max delivery rate (10-round max), grow cwnd by N up to cwnd_gain x BDP; after 3 rounds without 25% growth of the max rate, cwnd = ssthresh = BDP (reason bandwidth-plateau); BBRv3's ECN exit after 2 rounds with >= 50% CE-marked bytes (AccECN, min RTT <= 5 ms)",
+        source: "Linux net/ipv4/tcp_bbr.c (BBRv1, BBRv3's ECN exit); draft-ietf-ccwg-bbr (ALGORITHMS.md §12)",
+        params: &[PACING_GAIN.info, CWND_GAIN.info, FULL_BW_THRESHOLD.info, FULL_BW_ROUNDS.info, ECN_THRESH.info, FULL_ECN_ROUNDS.info, ECN_MAX_RTT.info],
     },
     build: super::Build::Native(|p, _| super::Startup::BbrStartup(BbrStartup::new(BbrStartupConfig {
             pacing_gain: p.get(&PACING_GAIN),
             cwnd_gain: p.get(&CWND_GAIN),
             full_bw_threshold: p.get(&FULL_BW_THRESHOLD),
             full_bw_rounds: p.get(&FULL_BW_ROUNDS).min(u32::MAX as u64) as u32,
+            ecn_thresh: p.get(&ECN_THRESH),
+            full_ecn_rounds: p.get(&FULL_ECN_ROUNDS).min(u32::MAX as u64) as u32,
+            ecn_max_rtt: p.get(&ECN_MAX_RTT),
         }))),
     check: no_check,
     per_response: false,
     router_approval: false,
     sets_initial_window: false,
+    on_ce: super::CeRule::OwnRule,
 };
 
 #[cfg(test)]
@@ -301,6 +383,53 @@ mod tests {
             rate_sample: rate.map(|r| RateSample { delivered: r as u64, interval: Dur::from_secs(1) }),
             ..AckEvent::default()
         }
+    }
+
+    /// A round of ten one-segment ACKs, `marked` of them CE-marked (AccECN), the last ending it,
+    /// on a path with minimum RTT `min_rtt`; the growing rate keeps the plateau test quiet.
+    fn ce_round(b: &mut BbrStartup, round: u64, marked: u64, min_rtt: Dur) -> StartupAction {
+        let mut last = StartupAction::default();
+        for i in 0..10 {
+            let v = CcView { min_rtt: Some(min_rtt), ..view(100_000.0, round, i == 9) };
+            let a = AckEvent { ce_bytes: if i < marked { MSS } else { 0 }, ..ack(MSS, Some(bps(2.0 * round as f64))) };
+            last = b.on_ack(&v, &a);
+        }
+        last
+    }
+
+    #[test]
+    fn bbrv3_leaves_after_two_rounds_with_half_the_bytes_ce_marked_on_a_short_path() {
+        let short = Dur::from_millis(2);
+        let mut b = BbrStartup::new(BbrStartupConfig::default());
+        assert_eq!(ce_round(&mut b, 1, 5, short).exit, None, "one round at 1/2: count 1");
+        assert_eq!(ce_round(&mut b, 2, 4, short).exit, None, "a round below 1/2 resets the count");
+        assert_eq!(ce_round(&mut b, 3, 6, short).exit, None);
+        let a = ce_round(&mut b, 4, 10, short);
+        assert_eq!(a.exit, Some(ExitReason::Ecn), "the second round in a row at or above 1/2");
+        // max(BDP, the round's 10 000 delivered bytes): the BDP estimate 8 Mb/s * 2 ms = 2000 B is smaller.
+        assert_eq!((a.set_cwnd, a.set_ssthresh, a.increase), (Some(10_000.0), Some(10_000.0), 0.0));
+        // On a path whose minimum RTT is above 5 ms the marks do not count (not ECN-eligible).
+        let mut b = BbrStartup::new(BbrStartupConfig::default());
+        for round in 1..=4 {
+            assert_eq!(ce_round(&mut b, round, 10, RTPROP).exit, None, "round {round}");
+        }
+    }
+
+    #[test]
+    fn a_classic_ecn_echo_does_not_end_bbr_startup_but_ends_slow_start_for_others() {
+        use crate::{CongestionEvent, CongestionKind};
+        let cfg = CcConfig { mss: MSS, initial_window: 10 * MSS, initial_ssthresh: Ssthresh::Infinite, loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false };
+        let echo = CongestionEvent { now: Time(1), kind: CongestionKind::Ecn, flight_size: 10 * MSS, enter_recovery: false };
+        // bbr-startup declares its own rule: the echo changes nothing in STARTUP.
+        assert_eq!(DECL.on_ce, crate::startup::CeRule::OwnRule);
+        let mut c = Controller::new(cfg.clone(), Startup::BbrStartup(BbrStartup::new(BbrStartupConfig::default())), Avoidance::Reno(Reno::default()));
+        c.on_congestion(&echo);
+        assert_eq!((c.phase(), c.cwnd(), c.startup_exit(), c.reductions()), (Phase::SlowStart, 10.0 * MSS as f64, None, 0));
+        // Slow start exits as on a loss (RFC 3168 §6.1.2): ssthresh = FlightSize/2, cwnd = ssthresh.
+        assert_eq!(crate::startup::DECLS.iter().find(|d| d.info.name == "slow-start").unwrap().on_ce, crate::startup::CeRule::ExitAsLoss);
+        let mut c = Controller::new(cfg, Startup::SlowStart(crate::startup::SlowStart), Avoidance::Reno(Reno::default()));
+        c.on_congestion(&echo);
+        assert_eq!((c.phase(), c.cwnd(), c.startup_exit().map(|e| e.reason), c.reductions()), (Phase::CongestionAvoidance, 5.0 * MSS as f64, Some(ExitReason::Ecn), 1));
     }
 
     #[test]

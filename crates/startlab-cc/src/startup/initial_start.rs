@@ -46,4 +46,5 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     per_response: false,
     router_approval: false,
     sets_initial_window: true,
+    on_ce: super::CeRule::ExitAsLoss,
 };

@@ -192,6 +192,33 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     }
 }
 
+/// What a startup algorithm does on a CE mark while in startup (its declaration's `on_ce`). Each
+/// algorithm states it: from its paper, or where the paper is silent from its own implementation
+/// (docs/algorithms/NAME.md says which). The signal is the ECE echo for a classic ECN flow and the
+/// CE-marked bytes of an ACK (`AckEvent::ce_bytes`, Accurate ECN) for an L4S flow; either reaches
+/// the controller as a [`CongestionKind::Ecn`](crate::CongestionKind::Ecn) event at most once per
+/// window of data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CeRule {
+    /// Startup ends as on a loss (RFC 3168 §6.1.2: the sender "MUST react ... as it would to a
+    /// dropped packet"): ssthresh from the algorithm's loss rule or the avoidance, `cwnd =
+    /// ssthresh`, no retransmission, exit reason `ecn`.
+    ExitAsLoss,
+    /// The echo does not end startup: the algorithm applies its own rule to the CE-marked bytes of
+    /// each ACK (and may exit with reason `ecn`); a classic ECE echo changes nothing in startup.
+    OwnRule,
+}
+
+impl CeRule {
+    /// The rule's name in `startlab algorithms --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CeRule::ExitAsLoss => "exit-as-loss",
+            CeRule::OwnRule => "own-rule",
+        }
+    }
+}
+
 /// How an algorithm is declared, in its own file next to its state machine: what the registry
 /// lists, how it is built from its parameters, and the checks its parameter ranges cannot say.
 /// The scenario check, `startlab algorithms`, the docs table and the simulator's construction are
@@ -214,6 +241,8 @@ pub struct StartupDecl {
     /// Its parameters set the flow's initial window (`tcp.initial_window` is refused beside it,
     /// and it cannot be one of a mix of algorithms that share one `tcp` table).
     pub sets_initial_window: bool,
+    /// What it does on a CE mark in startup (the controller applies it).
+    pub on_ce: CeRule,
 }
 
 /// How a declared algorithm is built.
@@ -230,7 +259,7 @@ impl StartupDecl {
     pub fn instantiate(&self, params: &Params<'_>, cx: &FlowContext) -> Startup {
         match self.build {
             Build::Native(build) => build(params, cx),
-            Build::Plugin(factory) => Startup::Plugin(PluginStartup::new(self.info.name, factory.build(params, cx))),
+            Build::Plugin(factory) => Startup::Plugin(PluginStartup::new(self.info.name, factory.build(params, cx), self.on_ce)),
         }
     }
 
@@ -268,6 +297,14 @@ macro_rules! startups {
                 match self {
                     $(Startup::$variant(_) => $module::DECL.info.name,)*
                     Startup::Plugin(p) => p.name(),
+                }
+            }
+
+            /// What the algorithm does on a CE mark in startup (its declaration's `on_ce`).
+            pub fn on_ce(&self) -> CeRule {
+                match self {
+                    $(Startup::$variant(_) => $module::DECL.on_ce,)*
+                    Startup::Plugin(p) => p.on_ce(),
                 }
             }
 

@@ -29,16 +29,21 @@ pub trait PluginFactory: std::fmt::Debug + Send + Sync {
 pub struct PluginStartup {
     name: &'static str,
     algorithm: Box<dyn StartupAlgorithm + Send + Sync>,
+    on_ce: super::CeRule,
 }
 
 impl PluginStartup {
-    /// `algorithm`, registered as `name`.
-    pub fn new(name: &'static str, algorithm: Box<dyn StartupAlgorithm + Send + Sync>) -> Self {
-        PluginStartup { name, algorithm }
+    /// `algorithm`, registered as `name`, with its declaration's CE rule.
+    pub fn new(name: &'static str, algorithm: Box<dyn StartupAlgorithm + Send + Sync>, on_ce: super::CeRule) -> Self {
+        PluginStartup { name, algorithm, on_ce }
     }
     /// The registered name.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+    /// What it does on a CE mark in startup.
+    pub fn on_ce(&self) -> super::CeRule {
+        self.on_ce
     }
     /// The algorithm, read-only.
     pub fn algorithm(&self) -> &dyn StartupAlgorithm {
@@ -131,6 +136,7 @@ mod tests {
             per_response: false,
             router_approval: false,
             sets_initial_window: false,
+            on_ce: crate::startup::CeRule::ExitAsLoss,
         }
     }
 

@@ -413,6 +413,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     per_response: true,
     router_approval: true,
     sets_initial_window: false,
+    on_ce: super::CeRule::ExitAsLoss,
 };
 
 #[cfg(test)]

@@ -252,6 +252,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     per_response: false,
     router_approval: false,
     sets_initial_window: false,
+    on_ce: super::CeRule::ExitAsLoss,
 };
 
 #[cfg(test)]
@@ -278,6 +279,7 @@ mod tests {
             timer_triggered: false,
             delivered,
             rate_sample: None,
+            ce_bytes: 0,
         }
     }
 

@@ -37,4 +37,5 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     per_response: false,
     router_approval: false,
     sets_initial_window: false,
+    on_ce: super::CeRule::ExitAsLoss,
 };

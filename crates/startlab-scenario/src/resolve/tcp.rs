@@ -135,6 +135,18 @@ pub(super) fn avoidance(p: &str, t: &raw::Tcp, mss: u64) -> R<AvoidanceSpec> {
     Ok(AvoidanceSpec { algorithm: decl.info.name, params })
 }
 
+/// `tcp.ecn` (at key `at`): `false`/`true` as before L4S (`true` is classic ECN), or a name of
+/// [`EcnSpec`].
+fn ecn(at: &str, given: Option<&serde_json::Value>) -> R<EcnSpec> {
+    let expected = || format!("expected true, false or {}", quoted_alternatives(EcnSpec::ALL.iter().map(|e| e.name())));
+    match given {
+        None | Some(serde_json::Value::Bool(false)) => Ok(EcnSpec::Off),
+        Some(serde_json::Value::Bool(true)) => Ok(EcnSpec::Classic),
+        Some(serde_json::Value::String(name)) => EcnSpec::from_name(name).map_or_else(|| err(at, format!("{name:?} is not known; {}", expected())), Ok),
+        Some(other) => err(at, format!("{other} is not valid; {}", expected())),
+    }
+}
+
 pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
     let recovery = named(&format!("{p}.recovery"), t.recovery.as_deref(), RecoverySpec::Sack, RecoverySpec::ALL, RecoverySpec::name)?;
     let prr_bound = named(&format!("{p}.prr_bound"), t.prr_bound.as_deref(), PrrBoundSpec::Ssrb, PrrBoundSpec::ALL, PrrBoundSpec::name)?;
@@ -238,6 +250,17 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         other => return err(format!("{p}.newreno_timer"), format!("{other:?} is not known; expected \"impatient\" or \"slow-but-steady\"")),
     };
     let idle_restart = named(&format!("{p}.idle_restart"), t.idle_restart.as_deref(), IdleRestartSpec::Rfc5681, IdleRestartSpec::ALL, IdleRestartSpec::name)?;
+    let ecn = ecn(&format!("{p}.ecn"), t.ecn.as_ref())?;
+    if avoidance.decl().needs_l4s && ecn != EcnSpec::L4s {
+        let given = t.ecn.as_ref().map_or_else(|| "not given (false)".to_string(), |v| v.to_string());
+        return err(
+            format!("{p}.ecn"),
+            format!(
+                "congestion_avoidance = {:?} is a scalable congestion control that needs ECT(1) data and Accurate ECN feedback (RFC 9331 §4.2): tcp.ecn must be \"l4s\"; it is {given}",
+                avoidance.algorithm
+            ),
+        );
+    }
     Ok(TcpSpec {
         recovery,
         prr_bound,
@@ -249,7 +272,7 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
         ack,
         rwnd,
         handshake: t.handshake.unwrap_or(false),
-        ecn: t.ecn.unwrap_or(false),
+        ecn,
         pacing: t.pacing.unwrap_or(false),
         rto_linux,
         rto_min,

@@ -53,12 +53,11 @@ impl Simulation {
         let now = self.now;
         let (key, size, ecn) = {
             let p = self.arena.get(pkt);
-            let ecn = if p.flags & flags::CE != 0 {
-                Ecn::Ce
-            } else if p.flags & flags::ECT != 0 {
-                Ecn::Ect0
-            } else {
-                Ecn::NotEct
+            let ecn = match flags::ip_ecn(p.flags) {
+                startlab_tcp::IpEcn::NotEct => Ecn::NotEct,
+                startlab_tcp::IpEcn::Ect0 => Ecn::Ect0,
+                startlab_tcp::IpEcn::Ect1 => Ecn::Ect1,
+                startlab_tcp::IpEcn::Ce => Ecn::Ce,
             };
             (flow_key(p), p.size, ecn)
         };

@@ -94,7 +94,11 @@ pub(super) fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, 
             },
             startup_after_idle: t.startup_after_idle,
             startup_min_response: t.startup_min_response,
-            ecn: t.ecn,
+            ecn: match t.ecn {
+                EcnSpec::Off => EcnMode::Off,
+                EcnSpec::Classic => EcnMode::Classic,
+                EcnSpec::L4s => EcnMode::L4s,
+            },
             quick_start: f.startup.decl().router_approval.then(|| {
                 // RFC 4782 §3.1: QS TTL and QS Nonce are random, from the flow's own stream.
                 let mut rng = rng::stream(scenario.seed, rng::Component::QuickStartRequest, (conn as u64) << 32 | i as u64);
@@ -118,6 +122,8 @@ pub(super) fn endpoints(scenario: &Scenario, f: &FlowSpec, i: usize, conn: u32, 
         max_sack_blocks: t.sack_blocks as usize,
         rwnd: t.rwnd.unwrap_or(u64::MAX),
         mss: t.mss,
+        // An L4S flow asks for Accurate ECN feedback (RFC 9768) and its receiver implements it.
+        accecn: t.ecn == EcnSpec::L4s,
     });
     (sender, receiver)
 }

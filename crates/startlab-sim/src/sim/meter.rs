@@ -80,7 +80,8 @@ impl Simulation {
             if seg.qs.is_some() {
                 size += QS_OPTION_BYTES;
             }
-            for (on, bit) in [(seg.ect, flags::ECT), (seg.cwr, flags::CWR), (seg.ece, flags::ECE)] {
+            fl_flags |= flags::of_ip_ecn(seg.ecn);
+            for (on, bit) in [(seg.cwr, flags::CWR), (seg.ece, flags::ECE), (seg.ae, flags::AE)] {
                 if on {
                     fl_flags |= bit;
                 }

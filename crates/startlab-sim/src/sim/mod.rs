@@ -33,8 +33,8 @@ use startlab_cc::avoidance::Avoidance;
 use startlab_cc::startup::{qs_code_for, qs_rate_bps, QsRequest, Startup, INITIAL_IP_TTL, QS_NONCE_BITS, QS_OPTION_BYTES};
 use startlab_cc::{CcConfig, CongestionKind, Controller, Ssthresh};
 use crate::workload;
-use startlab_scenario::{AckSpec, ArrivalEnds, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
-use startlab_tcp::{Ack, AckPolicy, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
+use startlab_scenario::{AckSpec, ArrivalEnds, EcnSpec, CrossProcess, IdleRestartSpec, PrrBoundSpec, Think, Ends, FlowSpec, RecoverySpec, Scenario, SizeSpec, SsthreshSpec, StartupSpec, Topology};
+use startlab_tcp::{Ack, AckPolicy, EcnMode, SynEcn, IdleRestart, PrrBound, Receiver, ReceiverConfig, Recovery, RtoConfig, RtoPolicy, SegmentKind, Sender, SenderConfig};
 use startlab_units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -136,6 +136,9 @@ pub struct Simulation {
     ptrace: Option<Box<PacketTracing>>,
     /// Every packet of the packet-train probes, in the order sent.
     pub(crate) probe: Vec<ProbeRecord>,
+    /// What the run allows but the user should know (an L4S flow on a path without an L4S-aware
+    /// queue), each once.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Simulation {

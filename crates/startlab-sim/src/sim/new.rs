@@ -39,6 +39,7 @@ impl Simulation {
             extra_apps.push((specs.len(), app));
             specs.push(spec);
         }
+        let mut warnings: Vec<String> = Vec::new();
         let mut extra_users = extra_users.into_iter().peekable();
         let mut extra_apps = extra_apps.into_iter().peekable();
         let mut flows = Vec::with_capacity(specs.len());
@@ -115,6 +116,11 @@ impl Simulation {
                 .iter()
                 .min_by_key(|&&c| (net.channels[c as usize].rate, c))
                 .expect("a path between two distinct hosts has a channel");
+            if let Some(w) = l4s_path_warning(&net, f, &fwd, groups[i].map(|g| group_names[g as usize].as_str())) {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
             let bc = bottleneck as usize;
             let left = net.channels[bc].rate.bps() as f64 - cbr_on[bc];
             let sharing = tcp_on[bc] + u64::from(i >= static_flows);
@@ -240,6 +246,26 @@ impl Simulation {
             transfer_busy: crate::metrics::BusyWindows::default(),
             ptrace,
             probe: Vec::new(),
+            warnings,
         })
     }
+}
+
+/// The warning for flow `f` (of arrival, user or replay group `group`, if any) when it sends ECT(1)
+/// (`tcp.ecn = "l4s"`) on a data path `fwd` without an L4S-aware queue (`QueueDecl::l4s`, RFC 9330
+/// §2): allowed, its packets are marked or dropped as an ECT(0) flow's are, but it is told.
+fn l4s_path_warning(net: &Network, f: &FlowSpec, fwd: &[u32], group: Option<&str>) -> Option<String> {
+    if f.tcp.ecn != EcnSpec::L4s {
+        return None;
+    }
+    let kind = |c: u32| net.channels[c as usize].queue_kind();
+    if fwd.iter().any(|&c| startlab_scenario::queues::decl(kind(c)).is_some_and(|d| d.l4s)) {
+        return None;
+    }
+    let queues: Vec<String> = fwd.iter().map(|&c| format!("{} {}", net.channels[c as usize].name, kind(c))).collect();
+    let who = group.map_or_else(|| format!("flow {:?}", f.name), |g| format!("the flows of {g:?}"));
+    Some(format!(
+        "{who}: tcp.ecn = \"l4s\" on a path with no L4S-aware queue (no dualpi2; queues on its data path: {}): its ECT(1) packets are marked or dropped as classic ECN-capable ones",
+        queues.join(", ")
+    ))
 }

@@ -9,7 +9,7 @@ pub(super) struct Dropped {
     pub(super) conn: u32,
     pub(super) kind: PktKind,
     pub(super) flow: u32,
-    pub(super) flags: u8,
+    pub(super) flags: u16,
     pub(super) seq: u64,
     pub(super) len: u32,
 }
@@ -90,7 +90,7 @@ impl Simulation {
             });
         }
         let before = ch.waiting_pkts();
-        let ect = pflags & flags::ECT != 0;
+        let ect = flags::ip_ecn(pflags) != startlab_tcp::IpEcn::NotEct;
         let offer = ch.offer(now, size, seq, pkt, ect, &mut record);
         if let Some(rec) = traced {
             let (queued, qp, qb) = (ch.waiting_pkts() > before, ch.waiting_pkts(), ch.waiting_bytes());
@@ -250,8 +250,7 @@ impl Simulation {
                 if let Some(req) = &p.qs {
                     fl.receiver.on_quick_start_request(req, p.ttl);
                 }
-                let (ce, cwr) = (p.flags & flags::CE != 0, p.flags & flags::CWR != 0);
-                let ack = fl.receiver.on_segment_ecn(now, p.seq, p.len, ce, cwr);
+                let ack = fl.receiver.on_segment_ip(now, p.seq, p.len, flags::ip_ecn(p.flags), p.flags & flags::CWR != 0);
                 fl.rtimer.sync(&mut self.q, fl.receiver.next_timeout(), Source::ReceiverTimer(p.flow));
                 let delivered = fl.receiver.delivered();
                 let mut user_done = None;
@@ -283,7 +282,12 @@ impl Simulation {
                 if let Some(req) = &p.qs {
                     receiver.on_quick_start_request(req, p.ttl);
                 }
-                let ack = receiver.on_syn(p.flags & (flags::ECE | flags::CWR) == flags::ECE | flags::CWR);
+                let ack = receiver.on_syn_ecn(SynEcn {
+                    ae: p.flags & flags::AE != 0,
+                    cwr: p.flags & flags::CWR != 0,
+                    ece: p.flags & flags::ECE != 0,
+                    ip: flags::ip_ecn(p.flags),
+                });
                 self.send_ack(p.flow, ack);
                 let fl = &self.flows[p.flow as usize];
                 if let Some(a) = fl.app.as_ref().filter(|a| a.next == 0 && !a.awaiting) {
@@ -334,6 +338,9 @@ impl Simulation {
         let (from, to, mut size, conn) = (fl.dst, fl.src, fl.header, fl.conn);
         if ack.qs.is_some() {
             size += QS_OPTION_BYTES;
+        }
+        if ack.accecn.is_some() {
+            size += startlab_tcp::AccEcnFeedback::OPTION_BYTES;
         }
         let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
         self.forward(from, pkt);

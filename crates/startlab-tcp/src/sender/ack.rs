@@ -11,8 +11,15 @@ impl Sender {
         if ack.syn_ack {
             if let Handshake::SynSent { at, retransmitted } = self.handshake {
                 self.handshake = Handshake::Established;
-                // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN.
-                self.ecn.set_ok(self.cfg.ecn && ack.ece);
+                // RFC 3168 §6.1.1: a SYN-ACK with ECE (and not CWR) agrees to ECN; RFC 9768
+                // §3.1.1: one whose ACE agrees (Table 2) to AccECN, and one with ECE alone to
+                // classic ECN when AccECN was asked for.
+                let accecn = ack.accecn.is_some_and(|f| AccEcnFeedback::agrees(f.ace));
+                self.ecn.set_mode(match self.cfg.ecn {
+                    EcnMode::L4s if accecn => EcnMode::L4s,
+                    EcnMode::L4s | EcnMode::Classic if ack.ece => EcnMode::Classic,
+                    _ => EcnMode::Off,
+                });
                 self.rto_deadline = None;
                 if let Some(req) = self.qs.take_awaiting() {
                     // Karn: no RTT from a retransmitted SYN, so no Quick-Start window (T unknown).
@@ -42,6 +49,12 @@ impl Sender {
             return 0;
         }
         self.rwnd = ack.rwnd;
+        // RFC 9768 §3.2.3.1: the bytes the ECEB counter newly reports CE-marked.
+        let ce_bytes = match ack.accecn {
+            Some(f) if self.ecn.mode() == EcnMode::L4s => self.ecn.on_accecn(&f),
+            _ => 0,
+        };
+        self.stats.ce_bytes += ce_bytes;
         let flight_before = self.snd_nxt - self.snd_una;
         let delivered_before = self.delivered;
         let was_in_recovery = self.in_recovery;
@@ -79,7 +92,7 @@ impl Sender {
             self.rack_on_ack(now, delivered, newly_acked > 0);
         }
         self.account_recovery(now);
-        if ack.ece && self.ecn.ok() {
+        if (ack.ece || ce_bytes > 0) && self.ecn.ok() {
             self.on_ece(now);
         }
         // Without a handshake the echo comes with the ACK of the first data segment; an ACK that
@@ -201,6 +214,7 @@ impl Sender {
                 timer_triggered: a.timer_triggered,
                 delivered: self.delivered,
                 rate_sample,
+                ce_bytes: self.ecn.take_ce_bytes(),
             });
         }
         if self.cfg.size.is_some_and(|s| self.snd_una >= s) {

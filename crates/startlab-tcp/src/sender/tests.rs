@@ -44,7 +44,7 @@ fn transfer_ends(recovery: Recovery, mss: u32, size: u64, iw: u64, dupthresh: u3
         newreno_impatient: true,
         pacing: false,
         quick_start: None,
-        ecn: false,
+        ecn: EcnMode::Off,
         app_limited: false,
         idle_restart: IdleRestart::Rfc5681,
         startup_after_idle: false,
@@ -52,7 +52,7 @@ fn transfer_ends(recovery: Recovery, mss: u32, size: u64, iw: u64, dupthresh: u3
     };
     let mut snd = Sender::new(cfg, cc);
     let policy = if delayed { AckPolicy::Delayed { timeout: Dur::from_millis(200) } } else { AckPolicy::EveryPacket };
-    let mut rcv = Receiver::new(ReceiverConfig { policy, sack: true, max_sack_blocks: 3, rwnd: u64::MAX, mss: mss as u64 });
+    let mut rcv = Receiver::new(ReceiverConfig { policy, sack: true, max_sack_blocks: 3, rwnd: u64::MAX, mss: mss as u64, accecn: false });
     let delay = Dur::from_millis(10);
     // In-flight data and ACKs, each with its arrival time, in arrival order (FIFO path).
     let mut data: VecDeque<(Time, Segment)> = VecDeque::new();

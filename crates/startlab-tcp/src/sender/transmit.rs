@@ -20,8 +20,10 @@ impl Sender {
                 // With a size threshold the request waits for the first data segment, when the
                 // first response's size is known.
                 let qs = if self.cfg.app_limited && self.cfg.startup_min_response > 0 { None } else { self.take_quick_start(retransmit) };
-                let setup = self.cfg.ecn;
-                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ect: false, ece: setup, cwr: setup });
+                // RFC 3168 §6.1.1: ECE and CWR ask for ECN; RFC 9768 §3.1.1: with AE, for AccECN.
+                let setup = self.cfg.ecn.on();
+                let ae = self.cfg.ecn == EcnMode::L4s;
+                return Some(Segment { kind: SegmentKind::Syn, seq: 0, len: 0, retransmit, qs, ecn: IpEcn::NotEct, ece: setup, cwr: setup, ae });
             }
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
@@ -132,7 +134,7 @@ impl Sender {
         }
         let on_syn = self.cfg.handshake && !self.qs.is_restart() && !(self.cfg.app_limited && self.cfg.startup_min_response > 0);
         let qs = if on_syn || seq != self.qs.carrier() { None } else { self.take_quick_start(retransmit) };
-        let (ect, cwr) = self.ecn.data_marks(retransmit);
-        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ect, ece: false, cwr }
+        let (ecn, cwr) = self.ecn.data_marks(retransmit);
+        Segment { kind: SegmentKind::Data, seq, len, retransmit, qs, ecn, ece: false, cwr, ae: false }
     }
 }

@@ -5,13 +5,18 @@
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{SlowStart, Startup};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_tcp::{Recovery, RtoConfig, Sender, SenderConfig};
+use startlab_tcp::{EcnMode, Recovery, RtoConfig, Sender, SenderConfig};
 
 pub const MSS: u64 = 1000;
 
 /// A Reno sender in congestion avoidance at a steady window of `cwnd_pkts` segments (ssthresh =
 /// the initial window), an infinite transfer, started at time 0.
 pub fn build(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: bool) -> Sender {
+    build_ecn(recovery, cwnd_pkts, limited_transmit, pacing, if ecn { EcnMode::Classic } else { EcnMode::Off })
+}
+
+/// As [`build`], with ECN mode `ecn`.
+pub fn build_ecn(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pacing: bool, ecn: EcnMode) -> Sender {
     let cc = Controller::new(
         CcConfig {
             mss: MSS,
