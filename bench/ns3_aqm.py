@@ -194,16 +194,7 @@ def run_startlab(
     dropped = list(res["seq_kinds"]).index("dropped")
     event, when, seqno = np.asarray(seq["event"]), np.asarray(seq["time"]), np.asarray(seq["seq"])
     drop_t = when[event == dropped]
-    events = [(float(t), "drop", float(s) / MSS) for t, s in zip(drop_t, seqno[event == dropped])]
-    cw, causes, last = res["traces"]["cwnd"], list(res["cwnd_causes"]), None
-    for t, ss, cause in zip(cw["time"], cw["ssthresh"], cw["cause"]):
-        if causes[cause] == "loss":
-            events.append((float(t), "recovery", 0.0))
-        elif causes[cause] == "timeout":
-            events.append((float(t), "rto", 0.0))
-        if ss != last:
-            events.append((float(t), "ssthresh", float(ss) / MSS))
-            last = ss
+    events = nc.startlab_timeline(res, [(float(t), "drop", float(s) / MSS) for t, s in zip(drop_t, seqno[event == dropped])])
     cwnd = flows["exit_cwnd_pkts"][0]
     exit_s = flows["startup_exit_time"][0]
     return AqmOutcome(

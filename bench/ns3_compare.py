@@ -208,6 +208,24 @@ class Outcome:
         return self.goodput_bytes * 8 / self.sim_s if self.sim_s > 0 else 0.0
 
 
+
+def startlab_timeline(res: dict, drops: list[tuple[float, str, float]]) -> list[tuple[float, str, float]]:
+    """A startlab run's timeline for ``--events``: ``drops`` (time, "drop", segment), each entry
+    into recovery and each RTO (from the cwnd trace's ``cause``), and each ssthresh change in
+    segments."""
+    events = list(drops)
+    cw = res["traces"]["cwnd"]
+    causes, last = list(res["cwnd_causes"]), None
+    for t, ss, cause in zip(cw["time"], cw["ssthresh"], cw["cause"]):
+        if causes[cause] == "loss":
+            events.append((float(t), "recovery", 0.0))
+        elif causes[cause] == "timeout":
+            events.append((float(t), "rto", 0.0))
+        if ss != last:
+            events.append((float(t), "ssthresh", float(ss) / MSS))
+            last = ss
+    return events
+
 def run_startlab_past(
     params: dict, duration: float, recovery: str, prr_bound: str | None = None
 ) -> Outcome:
@@ -239,17 +257,7 @@ def run_startlab_past(
     event, when = np.asarray(seq["event"]), np.asarray(seq["time"])
     early = int(np.count_nonzero((event == dropped) & (when < PAST_DROP_WINDOW_S)))
     exit_cwnd = flows["exit_cwnd_pkts"][0]
-    events: list[tuple[float, str, float]] = [(float(t), "drop", float(s) / MSS) for t, e, s in zip(when, event, seq["seq"]) if e == dropped]
-    cw = res["traces"]["cwnd"]
-    causes, last = list(res["cwnd_causes"]), None
-    for t, ss, cause in zip(cw["time"], cw["ssthresh"], cw["cause"]):
-        if causes[cause] == "loss":
-            events.append((float(t), "recovery", 0.0))
-        elif causes[cause] == "timeout":
-            events.append((float(t), "rto", 0.0))
-        if ss != last:
-            events.append((float(t), "ssthresh", float(ss) / MSS))
-            last = ss
+    events = startlab_timeline(res, [(float(t), "drop", float(s) / MSS) for t, e, s in zip(when, event, seq["seq"]) if e == dropped])
     return Outcome(
         recovery=str(flows["recovery"][0]) + (f" ({prr_bound})" if prr_bound else ""),
         exit_time=flows["startup_exit_time"][0],

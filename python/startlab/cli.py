@@ -521,21 +521,28 @@ def queues_markdown() -> str:
 def queues(as_json: bool, markdown: bool) -> None:
     """List every queue kind a link can have, with its parameters, defaults and ranges."""
     listed = startlab.queues()
+    rows = [(q["name"], q["summary"], q["limit"] or "required", _params_text(q, False), q["source"]) for q in listed]
+    _print_registry(listed, as_json, queues_markdown if markdown else None, "Queue kinds", ("kind", "summary", "limit", "parameters (default)", "source"), rows)
+
+
+def _print_registry(listed: list[dict[str, Any]], as_json: bool, markdown: Callable[[], str] | None, title: str, headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A declared registry (algorithms, queue kinds) as JSON, as docs/SCENARIOS.md's Markdown table,
+    or as a table on the terminal."""
     if as_json:
         click.echo(json.dumps(listed, indent=2))
         return
-    if markdown:
-        click.echo(queues_markdown(), nl=False)
+    if markdown is not None:
+        click.echo(markdown(), nl=False)
         return
     from rich.table import Table
 
     from ._console import stdout_console
 
-    table = Table(title="Queue kinds")
-    for heading in ("kind", "summary", "limit", "parameters (default)", "source"):
+    table = Table(title=title)
+    for heading in headings:
         table.add_column(heading)
-    for q in listed:
-        table.add_row(q["name"], q["summary"], q["limit"] or "required", _params_text(q, False), q["source"])
+    for row in rows:
+        table.add_row(*row)
     stdout_console().print(table)
 
 
@@ -548,22 +555,8 @@ def algorithms(as_json: bool, markdown: bool, plugins: tuple[str, ...]) -> None:
     the Python plug-ins --plugin registers)."""
     _import_plugins(plugins)
     listed = startlab.algorithms()
-    if as_json:
-        click.echo(json.dumps(listed, indent=2))
-        return
-    if markdown:
-        click.echo(algorithms_markdown(), nl=False)
-        return
-    from rich.table import Table
-
-    from ._console import stdout_console
-
-    table = Table(title="Algorithms")
-    for heading in ("name", "role", "summary", "parameters (default)", "source"):
-        table.add_column(heading)
-    for a in listed:
-        table.add_row(a["name"], a["role"], a["summary"], _params_text(a, False), a["source"])
-    stdout_console().print(table)
+    rows = [(a["name"], a["role"], a["summary"], _params_text(a, False), a["source"]) for a in listed]
+    _print_registry(listed, as_json, algorithms_markdown if markdown else None, "Algorithms", ("name", "role", "summary", "parameters (default)", "source"), rows)
 
 
 @cli.command()

@@ -130,3 +130,43 @@ fn a_classic_flow_is_the_same_whether_tcp_ecn_is_written_as_a_flag_or_a_name() {
     let f = common::flow(&sim, 0);
     assert!(f.ecn_marks > 0 && f.ecn_reductions > 0, "classic marks and reductions");
 }
+
+/// A Prague flow and a classic CUBIC flow started together on 50 Mbit/s, 20 ms behind DualPI2
+/// with coupling factor `k`, for 40 s: Prague's throughput over CUBIC's.
+fn rate_ratio(k: &str) -> f64 {
+    let toml = format!(
+        r#"
+seed = 1
+duration = "40s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "50Mbps"
+rtts = ["20ms", "20ms"]
+access_rate = "1Gbps"
+queue = {{ kind = "dualpi2", k = {k} }}
+[[flows]]
+name = "prague"
+pair = 0
+tcp = {{ congestion_avoidance = "prague", ecn = "l4s" }}
+[[flows]]
+name = "cubic"
+pair = 1
+tcp = {{ congestion_avoidance = "cubic", ecn = true }}
+"#
+    );
+    let sim = common::run(&toml);
+    let rate = |i: usize| common::flow(&sim, i).throughput.expect("a 40 s flow has a throughput");
+    rate(0) / rate(1)
+}
+
+#[test]
+fn the_coupling_factor_balances_a_scalable_and_a_classic_flow() {
+    // RFC 9332 §2.1: the L queue marks with p_CL = k·p', the Classic queue drops or marks with
+    // p_C = p'², so k sets how hard L4S flows are held back against classic ones. A larger k
+    // must leave Prague less of the link; k = 2, the RFC's default for Reno-like classic flows,
+    // leaves it more than CUBIC here because its packets skip the Classic queue's delay (a shorter
+    // RTT), and k = 4 about evens the rates.
+    let (k1, k2, k4) = (rate_ratio("1"), rate_ratio("2"), rate_ratio("4"));
+    assert!(k1 > k2 && k2 > k4, "Prague/CUBIC rate ratio at k = 1, 2, 4: {k1}, {k2}, {k4}");
+    assert!((0.8..1.25).contains(&k4) && (1.0..2.5).contains(&k2), "{k1}, {k2}, {k4}");
+}

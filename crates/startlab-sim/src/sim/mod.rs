@@ -18,6 +18,7 @@ pub(crate) use cross::ProbeRecord;
 pub(crate) use meter::FlowMeter;
 use apps::{arrival_flows, exp_dur, replay_flows, size_law, user_flows, ThinkDraw, REQUEST_RETRY};
 use meter::early_settle;
+use aqm::queue_recorder;
 use path::dequeue_hook;
 use cross::CrossState;
 use endpoints::endpoints;
@@ -238,18 +239,11 @@ impl Simulation {
         let end = self.end;
         let trace_q = self.scenario.trace.queue;
         for (c, ch) in self.net.channels.iter_mut().enumerate() {
-            let traces = &mut self.traces.queue;
-            let gate = &mut self.gate_queue;
+            let mut record = queue_recorder(trace_q, &mut self.traces.queue, &mut self.gate_queue, c as u32);
             let mut dequeued = dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, c as u32);
-            ch.drain(end, |(t, p, b, avg)| {
-                dequeued((t, p, b, avg));
-                if trace_q && gate.pass(c, t) {
-                    traces.time.push(t.as_secs_f64());
-                    traces.link.push(c as u32);
-                    traces.packets.push(p);
-                    traces.bytes.push(b);
-                    traces.red_avg.push(avg);
-                }
+            ch.drain(end, |change| {
+                dequeued(change);
+                record(change);
             });
         }
         for ch in self.net.channels.iter_mut() {

@@ -71,17 +71,7 @@ impl Simulation {
             })
         });
         let ch = &mut self.net.channels[c as usize];
-        let traces = &mut self.traces.queue;
-        let gate = &mut self.gate_queue;
-        let mut record = |(t, pk, b, avg): (Time, u64, u64, f64)| {
-            if trace_q && gate.pass(c as usize, t) {
-                traces.time.push(t.as_secs_f64());
-                traces.link.push(c);
-                traces.packets.push(pk);
-                traces.bytes.push(b);
-                traces.red_avg.push(avg);
-            }
-        };
+        let mut record = queue_recorder(trace_q, &mut self.traces.queue, &mut self.gate_queue, c);
         {
             let mut dequeued = dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, c);
             ch.drain(now, |change| {
@@ -92,6 +82,7 @@ impl Simulation {
         let before = ch.waiting_pkts();
         let ect = flags::ip_ecn(pflags) != startlab_tcp::IpEcn::NotEct;
         let offer = ch.offer(now, size, seq, pkt, ect, &mut record);
+        drop(record);
         if let Some(rec) = traced {
             let (queued, qp, qb) = (ch.waiting_pkts() > before, ch.waiting_pkts(), ch.waiting_bytes());
             let pt = self.ptrace.as_deref_mut().expect("traced");
