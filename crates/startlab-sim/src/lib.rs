@@ -32,6 +32,7 @@ mod metrics;
 pub mod net;
 pub mod red;
 pub mod rng;
+pub mod sojourn;
 mod sim;
 pub mod trace;
 pub mod workload;

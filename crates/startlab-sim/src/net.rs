@@ -3,6 +3,7 @@
 
 use crate::aqm::{DropCause, Ecn, Events, QPacket, Qdisc};
 use crate::impair::Impairment;
+pub use crate::sojourn::Sojourns;
 use crate::red::{Red, Verdict};
 use rand_pcg::Pcg64;
 use startlab_cc::startup::QsRequest;
@@ -251,74 +252,6 @@ pub struct ChannelStats {
     pub sojourn: Sojourns,
 }
 
-/// Sojourn times of a queue's packets: count, sum and maximum, and a log-linear histogram (8
-/// buckets per octave from 1 µs, so a percentile is within 1/8 of an octave, about 9 %) made on
-/// the first packet that waits at all.
-#[derive(Clone, Debug, Default)]
-pub struct Sojourns {
-    /// Packets counted.
-    pub count: u64,
-    /// Σ sojourn, ns.
-    pub sum_ns: u128,
-    /// Longest, ns.
-    pub max_ns: u64,
-    /// Packets that waited under 1 µs (not in the histogram).
-    zero: u64,
-    /// Bucket `8·e + s`: sojourns in `[2^(10+e)·(1 + s/8), 2^(10+e)·(1 + (s+1)/8))` ns.
-    hist: Vec<u64>,
-}
-
-impl Sojourns {
-    const SUB: u64 = 8;
-
-    /// Counts one packet that waited `d`.
-    #[inline]
-    pub fn add(&mut self, d: Dur) {
-        let ns = d.as_nanos();
-        self.count += 1;
-        self.sum_ns += ns as u128;
-        self.max_ns = self.max_ns.max(ns);
-        if ns < 1024 {
-            self.zero += 1;
-            return;
-        }
-        let e = 63 - ns.leading_zeros() as u64; // 2^e <= ns
-        let s = (ns >> (e - 3)) & (Self::SUB - 1);
-        let bucket = ((e - 10) * Self::SUB + s) as usize;
-        if self.hist.len() <= bucket {
-            self.hist.resize(bucket + 1, 0);
-        }
-        self.hist[bucket] += 1;
-    }
-
-    /// Mean sojourn, seconds (0 without packets).
-    pub fn mean_s(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1e9 }
-    }
-
-    /// The `q`-quantile (0 < q <= 1), seconds: the midpoint of the bucket holding it (0 for
-    /// packets that did not wait), never above the maximum.
-    pub fn quantile_s(&self, q: f64) -> f64 {
-        if self.count == 0 {
-            return 0.0;
-        }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        if rank <= self.zero {
-            return 0.0;
-        }
-        let mut seen = self.zero;
-        for (i, &n) in self.hist.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                let (e, s) = (i as u64 / Self::SUB + 10, i as u64 % Self::SUB);
-                let lo = (1u64 << e) as f64 * (1.0 + s as f64 / Self::SUB as f64);
-                let hi = (1u64 << e) as f64 * (1.0 + (s + 1) as f64 / Self::SUB as f64);
-                return ((lo + hi) / 2.0).min(self.max_ns as f64) / 1e9;
-            }
-        }
-        self.max_ns as f64 / 1e9
-    }
-}
 
 /// A queue-length change, for the trace: time, packets, bytes, RED average (NaN for drop-tail).
 pub type QueueChange = (Time, u64, u64, f64);
