@@ -4,30 +4,12 @@
 //! buffer, ECN marks replace drops, and FQ-CoDel serves a newcomer ahead of a bulk flow.
 
 mod common;
-use startlab_sim::{LinkResult, Simulation};
+use common::bottleneck;
 
-fn bottleneck(sim: &Simulation) -> LinkResult {
-    sim.results().links.into_iter().find(|l| l.link == "bottleneck:left->right").expect("a dumbbell has a bottleneck")
-}
 
 /// One slow-start CUBIC flow, 20 Mbit/s, 40 ms, behind `queue`, for `duration`.
 fn one_flow(queue: &str, ecn: bool, duration: &str) -> String {
-    format!(
-        r#"
-seed = 1
-duration = "{duration}"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "20Mbps"
-rtt = "40ms"
-access_rate = "1Gbps"
-queue = {{ {queue} }}
-[[flows]]
-name = "bulk"
-tcp = {{ congestion_avoidance = "cubic", ecn = {ecn} }}
-startup = {{ algorithm = "slow-start" }}
-"#
-    )
+    common::behind("20Mbps", "40ms", queue, &format!("congestion_avoidance = \"cubic\", ecn = {ecn}"), duration)
 }
 
 #[test]

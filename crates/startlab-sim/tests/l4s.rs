@@ -3,30 +3,12 @@
 //! marks ECT(0).
 
 mod common;
-use startlab_sim::{LinkResult, Simulation};
+use common::bottleneck;
 
-fn bottleneck(sim: &Simulation) -> LinkResult {
-    sim.results().links.into_iter().find(|l| l.link == "bottleneck:left->right").expect("a dumbbell has a bottleneck")
-}
 
 /// One flow with `tcp` settings, 50 Mbit/s, 20 ms, behind `queue`, for `duration`.
 fn one_flow(queue: &str, tcp: &str, duration: &str) -> String {
-    format!(
-        r#"
-seed = 1
-duration = "{duration}"
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "50Mbps"
-rtt = "20ms"
-access_rate = "1Gbps"
-queue = {{ {queue} }}
-[[flows]]
-name = "bulk"
-tcp = {{ {tcp} }}
-startup = {{ algorithm = "slow-start" }}
-"#
-    )
+    common::behind("50Mbps", "20ms", queue, tcp, duration)
 }
 
 #[test]

@@ -53,3 +53,29 @@ pub fn cwnd_at(sim: &Simulation, t: f64) -> f64 {
 pub fn bdp_pkts(f: &FlowResult) -> f64 {
     f.bdp.expect("the path has an available rate") / f.mss as f64
 }
+
+/// One slow-start flow named `bulk` (inline `tcp` table body) on a dumbbell of `rate` and `rtt`
+/// with 1 Gbit/s access links behind `queue` (inline table body), for `duration`.
+pub fn behind(rate: &str, rtt: &str, queue: &str, tcp: &str, duration: &str) -> String {
+    format!(
+        r#"
+seed = 1
+duration = "{duration}"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{rate}"
+rtt = "{rtt}"
+access_rate = "1Gbps"
+queue = {{ {queue} }}
+[[flows]]
+name = "bulk"
+tcp = {{ {tcp} }}
+startup = {{ algorithm = "slow-start" }}
+"#
+    )
+}
+
+/// The dumbbell's bottleneck direction that carries the data (`bottleneck:left->right`).
+pub fn bottleneck(sim: &Simulation) -> startlab_sim::LinkResult {
+    sim.results().links.into_iter().find(|l| l.link == "bottleneck:left->right").expect("a dumbbell has a bottleneck")
+}
