@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "cwnd": ("time", "flow", "cwnd", "ssthresh", "cause"),
     "seq": ("time", "flow", "event", "seq", "len"),
-    "queue": ("time", "link", "packets", "bytes", "red_avg"),
+    "queue": ("time", "link", "packets", "bytes", "red_avg", "sojourn"),
     "packets": ("time", "link", "event", "kind", "flow", "seq", "len", "size", "queue_packets", "queue_bytes"),
 }
 
@@ -43,7 +43,9 @@ class Traces:
             ssthresh in the step the row records, else ``update``.
         seq: ``time`` (s), ``flow``, ``event`` (``sent``, ``retransmitted``, ``acked``,
             ``dropped``), ``seq`` (first byte), ``len`` (B).
-        queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire), ``red_avg`` (RED average queue in the limit's unit; NaN for drop-tail).
+        queue: ``time`` (s), ``link``, ``packets``, ``bytes`` waiting (not the one on the wire), ``red_avg`` (RED average queue in the limit's unit; NaN for any other queue),
+            ``sojourn`` (s: on a row made by a packet starting transmission, how long it waited;
+            NaN on a row made by an arrival or a drop).
         packets: with ``[trace.packets]``, one row per packet event on the traced link
             directions: ``time`` (s), ``link``, ``event`` (``enqueue``, ``dequeue``, ``drop``,
             ``lost``, ``mark``), ``kind`` (``data``, ``ack``, ``syn``, ``cross``, ``request``),

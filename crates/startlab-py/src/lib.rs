@@ -349,6 +349,7 @@ impl Simulation {
         queue.set_item("packets", t.queue.packets.clone().into_pyarray(py))?;
         queue.set_item("bytes", t.queue.bytes.clone().into_pyarray(py))?;
         queue.set_item("red_avg", t.queue.red_avg.clone().into_pyarray(py))?;
+        queue.set_item("sojourn", t.queue.sojourn.clone().into_pyarray(py))?;
         traces.set_item("queue", queue)?;
         let p = &t.packets;
         let packets = PyDict::new(py);

@@ -166,7 +166,8 @@ pub struct Channel {
     /// Serialisation time of the last packet size seen: a link direction mostly carries one size
     /// (full segments one way, ACKs the other), so this spares a 128-bit division per packet.
     tx_cache: (u32, Dur),
-    waiting: VecDeque<(Time, u32)>,
+    /// The FIFO's waiting packets: when each starts transmission, its size, when it arrived.
+    waiting: VecDeque<(Time, u32, Time)>,
     wait_pkts: u64,
     wait_bytes: u64,
     /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
@@ -253,8 +254,21 @@ pub struct ChannelStats {
 }
 
 
-/// A queue-length change, for the trace: time, packets, bytes, RED average (NaN for drop-tail).
-pub type QueueChange = (Time, u64, u64, f64);
+/// A queue-length change, for the queue trace.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueChange {
+    /// When.
+    pub time: Time,
+    /// Packets waiting after the change.
+    pub packets: u64,
+    /// Bytes waiting after the change.
+    pub bytes: u64,
+    /// RED's average queue after the change (NaN for any other queue).
+    pub red_avg: f64,
+    /// The change is a packet starting transmission: how long it waited (`None` for an arrival
+    /// or a drop).
+    pub sojourn: Option<Dur>,
+}
 
 /// Result of offering a packet to a channel.
 pub enum Offer {
@@ -345,7 +359,8 @@ impl Channel {
     }
 
     /// The waiting packets' count changed to the discipline's: account and report it.
-    fn aqm_settle(&mut self, now: Time, trace: &mut impl FnMut(QueueChange)) {
+    /// `sojourn`: the change is the departure of a packet that waited this long.
+    fn aqm_settle(&mut self, now: Time, sojourn: Option<Dur>, trace: &mut impl FnMut(QueueChange)) {
         let Some(a) = self.aqm.as_ref() else { return };
         let (pk, b) = (a.qdisc.len_pkts(), a.qdisc.len_bytes());
         if (pk, b) == (self.wait_pkts, self.wait_bytes) {
@@ -356,7 +371,7 @@ impl Channel {
         self.wait_bytes = b;
         self.stats.max_pkts = self.stats.max_pkts.max(pk);
         self.stats.max_bytes = self.stats.max_bytes.max(b);
-        trace((now, pk, b, f64::NAN));
+        trace(QueueChange { time: now, packets: pk, bytes: b, red_avg: f64::NAN, sojourn });
     }
 
     /// Offers a packet of `size` bytes to a dequeue-time discipline at `now`: `flow` is its flow
@@ -372,7 +387,7 @@ impl Channel {
         let armed = a.armed;
         self.stats.drops += dropped;
         self.stats.early_drops += self.aqm.as_ref().map_or(0, |a| a.events.drops[before..].iter().filter(|(_, c)| *c == DropCause::Aqm).count() as u64);
-        self.aqm_settle(now, &mut trace);
+        self.aqm_settle(now, None, &mut trace);
         let dequeue_at = (!armed && self.wait_pkts > 0).then(|| {
             if let Some(a) = self.aqm.as_mut() {
                 a.armed = true;
@@ -405,8 +420,9 @@ impl Channel {
         let (n, early) = (dropped.len() as u64, dropped.iter().filter(|(_, c)| *c == DropCause::Aqm).count() as u64);
         self.stats.drops += n;
         self.stats.early_drops += early;
-        self.aqm_settle(now, &mut trace);
-        let Some(p) = got else {
+        let sojourn = got.map(|p| now.saturating_since(p.enqueued));
+        self.aqm_settle(now, sojourn, &mut trace);
+        let (Some(p), Some(sojourn)) = (got, sojourn) else {
             return (None, None);
         };
         let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, p.size, self.rate));
@@ -422,7 +438,6 @@ impl Channel {
         self.busy_until = end;
         self.stats.accepted += 1;
         self.stats.accepted_bytes += p.size as u64;
-        let sojourn = now.saturating_since(p.enqueued);
         self.stats.sojourn.add(sojourn);
         let (arrival, first) = self.launch(end, seq, p.pkt);
         let next = (self.wait_pkts > 0).then(|| {
@@ -529,7 +544,7 @@ impl Channel {
     /// Starts transmission of every waiting packet whose turn came by `now`; reports each queue
     /// change (in time order) to `trace`.
     pub fn drain(&mut self, now: Time, mut trace: impl FnMut(QueueChange)) {
-        while let Some(&(start, size)) = self.waiting.front() {
+        while let Some(&(start, size, enqueued)) = self.waiting.front() {
             if start > now {
                 break;
             }
@@ -537,8 +552,9 @@ impl Channel {
             self.account(start);
             self.wait_pkts -= 1;
             self.wait_bytes -= size as u64;
-            let avg = self.red_avg().unwrap_or(f64::NAN);
-            trace((start, self.wait_pkts, self.wait_bytes, avg));
+            let red_avg = self.red_avg().unwrap_or(f64::NAN);
+            let sojourn = Some(start.saturating_since(enqueued));
+            trace(QueueChange { time: start, packets: self.wait_pkts, bytes: self.wait_bytes, red_avg, sojourn });
         }
     }
 
@@ -603,13 +619,13 @@ impl Channel {
         self.stats.sojourn.add(start.saturating_since(now));
         if must_wait {
             self.account(now);
-            self.waiting.push_back((start, size));
+            self.waiting.push_back((start, size, now));
             self.wait_pkts += 1;
             self.wait_bytes += size as u64;
             self.stats.max_pkts = self.stats.max_pkts.max(self.wait_pkts);
             self.stats.max_bytes = self.stats.max_bytes.max(self.wait_bytes);
-            let avg = self.red_avg().unwrap_or(f64::NAN);
-            trace((now, self.wait_pkts, self.wait_bytes, avg));
+            let red_avg = self.red_avg().unwrap_or(f64::NAN);
+            trace(QueueChange { time: now, packets: self.wait_pkts, bytes: self.wait_bytes, red_avg, sojourn: None });
         }
         self.stats.accepted += 1;
         self.stats.accepted_bytes += size as u64;
@@ -628,7 +644,7 @@ impl Channel {
         let unsent_bits = match self.imp.as_ref().filter(|i| i.shapes()) {
             // A shaped link: packets still waiting are unsent; the one in transmission counts as
             // sent (a trace sends instantly; a schedule's last packet is at most one packet).
-            Some(_) => self.waiting.iter().map(|&(_, b)| b as f64 * 8.0).sum::<f64>(),
+            Some(_) => self.waiting.iter().map(|&(_, b, _)| b as f64 * 8.0).sum::<f64>(),
             None => unsent_ns * self.rate.bps() as f64 / 1e9,
         };
         let bits = self.stats.accepted_bytes as f64 * 8.0 - unsent_bits;

@@ -63,6 +63,9 @@ pub struct QueueTrace {
     pub bytes: Vec<u64>,
     /// RED's average queue (unit of the link's limit) after the change; NaN for drop-tail.
     pub red_avg: Vec<f64>,
+    /// Seconds the packet whose departure (start of transmission) made the change waited; NaN
+    /// for a change made by an arrival or a drop.
+    pub sojourn: Vec<f64>,
 }
 
 /// Packet-trace event kinds (the `event` column of the packet trace).

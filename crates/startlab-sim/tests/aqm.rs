@@ -109,3 +109,38 @@ fn sojourn_times_agree_with_the_queue_length_by_littles_law() {
         assert!(0.0 < l.sojourn_p50 && l.sojourn_p50 <= l.sojourn_p99 && l.sojourn_p99 <= l.sojourn_max, "{q}: {} {} {}", l.sojourn_p50, l.sojourn_p99, l.sojourn_max);
     }
 }
+
+#[test]
+fn the_queue_traces_sojourn_column_holds_every_departing_packets_wait() {
+    // The trace's `sojourn` rows are the link table's samples one by one. A dequeue-time
+    // discipline counts both at the departure. A FIFO counts a packet's wait when it is admitted
+    // and the trace shows it when it starts transmission, and a packet that finds the link idle
+    // changes no queue length (no row, a wait of 0): the packets still waiting at the end and those
+    // few are the difference. The trace's mean and maximum are the table's.
+    for (q, ecn) in [("kind = \"droptail\", limit = \"1000pkt\"", false), ("kind = \"codel\"", false), ("kind = \"fq-codel\"", true), ("kind = \"dualpi2\"", false)] {
+        let sim = common::run(&one_flow(q, ecn, "8s"));
+        let l = bottleneck(&sim);
+        let r = sim.results();
+        let c = r.links.iter().position(|x| x.link == l.link).unwrap() as u32;
+        let t = &r.traces.queue;
+        let rows: Vec<usize> = (0..t.time.len()).filter(|&i| t.link[i] == c).collect();
+        let waits: Vec<f64> = rows.iter().map(|&i| t.sojourn[i]).filter(|s| !s.is_nan()).collect();
+        let departures_in_trace = rows.windows(2).filter(|w| t.packets[w[1]] < t.packets[w[0]] && !t.sojourn[w[1]].is_nan()).count();
+        let still_waiting = rows.last().map_or(0, |&i| t.packets[i]);
+        assert!(!waits.is_empty(), "{q}: no sojourn in the trace");
+        assert!(waits.len() >= departures_in_trace, "{q}");
+        if q.contains("droptail") {
+            let seen = waits.len() as u64 + still_waiting;
+            assert!(seen <= l.departures && seen * 1000 >= l.departures * 999, "{q}: {seen} waits in the trace, {} departures", l.departures);
+        } else {
+            assert_eq!(waits.len() as u64, l.departures, "{q}");
+        }
+        let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+        let max = waits.iter().cloned().fold(0.0, f64::max);
+        assert!((mean - l.sojourn_mean).abs() <= 0.01 * l.sojourn_mean, "{q}: trace mean {mean}, table {}", l.sojourn_mean);
+        assert!(max <= l.sojourn_max + 1e-9 && max >= 0.99 * l.sojourn_max, "{q}: trace max {max}, table {}", l.sojourn_max);
+        // An arrival's row carries no wait.
+        let arrivals = rows.windows(2).filter(|w| t.packets[w[1]] > t.packets[w[0]]).map(|w| w[1]);
+        assert!(arrivals.into_iter().all(|i| t.sojourn[i].is_nan()), "{q}: an arrival row has a sojourn");
+    }
+}

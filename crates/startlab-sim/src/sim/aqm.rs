@@ -9,13 +9,14 @@ use crate::trace::QueueTrace;
 
 /// The queue trace's recorder for channel `c` (a no-op when the queue trace is off).
 pub(super) fn queue_recorder<'a>(on: bool, traces: &'a mut QueueTrace, gate: &'a mut Gate, c: u32) -> impl FnMut(QueueChange) + 'a {
-    move |(t, pk, b, avg)| {
-        if on && gate.pass(c as usize, t) {
-            traces.time.push(t.as_secs_f64());
+    move |q: QueueChange| {
+        if on && gate.pass(c as usize, q.time) {
+            traces.time.push(q.time.as_secs_f64());
             traces.link.push(c);
-            traces.packets.push(pk);
-            traces.bytes.push(b);
-            traces.red_avg.push(avg);
+            traces.packets.push(q.packets);
+            traces.bytes.push(q.bytes);
+            traces.red_avg.push(q.red_avg);
+            traces.sojourn.push(q.sojourn.map_or(f64::NAN, |d| d.as_secs_f64()));
         }
     }
 }

@@ -18,9 +18,9 @@ pub(super) struct Dropped {
 /// the head of the queue starting transmission. Does nothing for a channel that is not traced.
 pub(super) fn dequeue_hook<'a>(ptrace: Option<&'a mut PacketTracing>, packets: &'a mut PacketTrace, c: u32) -> impl FnMut(QueueChange) + 'a {
     let mut waiting = ptrace.filter(|p| p.channels[c as usize]).map(|p| &mut p.waiting[c as usize]);
-    move |(t, pk, b, _)| {
+    move |q: QueueChange| {
         if let Some(Some(r)) = waiting.as_mut().and_then(|w| w.pop_front()) {
-            packets.push(t, c, PKT_DEQUEUE, &r, pk, b);
+            packets.push(q.time, c, PKT_DEQUEUE, &r, q.packets, q.bytes);
         }
     }
 }
