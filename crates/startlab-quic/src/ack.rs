@@ -1,0 +1,312 @@
+//! ACK frames and the receiver's ACK policy — RFC 9000 §13.2 and §19.3, with the parameters of
+//! the ACK-frequency extension (draft-ietf-quic-ack-frequency: ack-eliciting threshold, requested
+//! max ack delay, immediate ACK on reordering).
+//!
+//! A receiver keeps the packet numbers it received per packet-number space as ranges and answers
+//! with an ACK frame: the largest acknowledged, the ACK delay (how long it held the largest
+//! before acknowledging it), up to `max_ranges` ranges from the highest down, and the ECN counts
+//! (§19.3.2). When it sends one (§13.2.1, §13.2.2):
+//! - immediately for an ack-eliciting Initial or Handshake packet;
+//! - immediately for an ack-eliciting packet that arrives out of order: below the largest
+//!   received, or above it with a gap in between (`immediate_on_reorder`; the extension's
+//!   reordering threshold 0 turns this off);
+//! - immediately for a packet marked CE (§13.2.1: "SHOULD be acknowledged immediately");
+//! - after `ack_eliciting_threshold` ack-eliciting packets not yet acknowledged (RFC 9000's "at
+//!   least two": 2);
+//! - else when `max_ack_delay` has passed since the first ack-eliciting packet it has not
+//!   acknowledged.
+//!
+//! Non-ack-eliciting packets (ACK-only) are recorded but never trigger an ACK (§13.2.1).
+
+use startlab_tcp::parts::RangeSet;
+use startlab_units::{Dur, Time};
+
+use crate::Space;
+
+/// The ECN codepoint of a received packet's IP header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ecn {
+    /// Not-ECT.
+    #[default]
+    NotEct,
+    /// ECT(0).
+    Ect0,
+    /// ECT(1).
+    Ect1,
+    /// CE.
+    Ce,
+}
+
+/// ECN counts of an ACK frame (§19.3.2): packets received with each codepoint, cumulative.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounts {
+    /// ECT(0) count.
+    pub ect0: u64,
+    /// ECT(1) count.
+    pub ect1: u64,
+    /// ECN-CE count.
+    pub ce: u64,
+}
+
+/// An ACK frame (§19.3): ranges of acknowledged packet numbers, inclusive, from the highest down.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckFrame {
+    /// The space the acknowledged packets belong to.
+    pub space: Space,
+    /// `[first, last]` ranges, highest first; the first range's `last` is the largest acknowledged.
+    pub ranges: Vec<(u64, u64)>,
+    /// The ACK delay the receiver reports (already decoded from its exponent).
+    pub ack_delay: Dur,
+    /// ECN counts, when the receiver reports them.
+    pub ecn: Option<EcnCounts>,
+}
+
+impl AckFrame {
+    /// The largest acknowledged packet number.
+    pub fn largest(&self) -> u64 {
+        self.ranges[0].1
+    }
+
+    /// True when `pn` is acknowledged by this frame.
+    pub fn acks(&self, pn: u64) -> bool {
+        self.ranges.iter().any(|&(a, b)| a <= pn && pn <= b)
+    }
+
+    /// The frame's encoded size in bytes (§19.3, variable-length integers; the ACK delay with
+    /// the default exponent 3), for packet sizing.
+    pub fn encoded_len(&self) -> u32 {
+        let mut len = 1 + varint_len(self.largest()) + varint_len(self.ack_delay.as_nanos() / 8_000) + varint_len(self.ranges.len() as u64 - 1);
+        len += varint_len(self.ranges[0].1 - self.ranges[0].0);
+        for w in self.ranges.windows(2) {
+            let (lower, higher) = (w[1], w[0]);
+            len += varint_len(higher.0 - lower.1 - 2) + varint_len(lower.1 - lower.0);
+        }
+        if let Some(e) = self.ecn {
+            len += varint_len(e.ect0) + varint_len(e.ect1) + varint_len(e.ce);
+        }
+        len
+    }
+}
+
+/// Bytes of a QUIC variable-length integer (RFC 9000 §16).
+pub fn varint_len(x: u64) -> u32 {
+    match x {
+        0..=63 => 1,
+        64..=16_383 => 2,
+        16_384..=1_073_741_823 => 4,
+        _ => 8,
+    }
+}
+
+/// The receiver's ACK policy (§13.2 and the ACK-frequency extension's parameters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckPolicy {
+    /// Ack-eliciting packets that trigger an ACK (RFC 9000: 2).
+    pub ack_eliciting_threshold: u32,
+    /// The longest an ack-eliciting packet waits for its ACK (RFC 9000 default 25 ms).
+    pub max_ack_delay: Dur,
+    /// ACK at once a packet that arrives out of order (RFC 9000 §13.2.1; the extension's
+    /// reordering threshold 0 turns it off).
+    pub immediate_on_reorder: bool,
+    /// At most this many ranges in a frame (the oldest are left out).
+    pub max_ranges: usize,
+    /// Report ECN counts.
+    pub ecn: bool,
+}
+
+impl Default for AckPolicy {
+    fn default() -> Self {
+        AckPolicy { ack_eliciting_threshold: 2, max_ack_delay: Dur::from_millis(25), immediate_on_reorder: true, max_ranges: 32, ecn: true }
+    }
+}
+
+/// The receiving side of one packet-number space.
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    space: Space,
+    policy: AckPolicy,
+    received: RangeSet,
+    /// Largest packet number received and when.
+    largest: Option<(u64, Time)>,
+    /// Largest ack-eliciting packet number received.
+    largest_eliciting: Option<u64>,
+    /// Ack-eliciting packets received since the last ACK.
+    unacked_eliciting: u32,
+    /// When the first of them arrived (the delayed-ACK timer runs from it).
+    first_unacked: Option<Time>,
+    /// Something not yet acknowledged arrived (an ACK would say something new).
+    pending: bool,
+    ecn: EcnCounts,
+}
+
+impl Receiver {
+    /// A receiver for `space` with `policy`.
+    pub fn new(space: Space, policy: AckPolicy) -> Receiver {
+        Receiver {
+            space,
+            policy,
+            received: RangeSet::default(),
+            largest: None,
+            largest_eliciting: None,
+            unacked_eliciting: 0,
+            first_unacked: None,
+            pending: false,
+            ecn: EcnCounts::default(),
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &AckPolicy {
+        &self.policy
+    }
+
+    /// Changes the policy (an ACK_FREQUENCY frame, or the handshake's transport parameters).
+    pub fn set_policy(&mut self, policy: AckPolicy) {
+        self.policy = policy;
+    }
+
+    /// A packet arrived. Returns true if it is a duplicate (already received). Returns the ACK to
+    /// send now, if the policy says to send one at once.
+    pub fn on_packet(&mut self, now: Time, pn: u64, ack_eliciting: bool, ecn: Ecn) -> (bool, Option<AckFrame>) {
+        if self.received.covers(pn, pn + 1) {
+            // A duplicate is acknowledged again (its ACK may have been lost), at once.
+            return (true, ack_eliciting.then(|| self.ack_now(now)).flatten());
+        }
+        match ecn {
+            Ecn::NotEct => {}
+            Ecn::Ect0 => self.ecn.ect0 += 1,
+            Ecn::Ect1 => self.ecn.ect1 += 1,
+            Ecn::Ce => self.ecn.ce += 1,
+        }
+        let reordered = match self.largest_eliciting {
+            Some(l) => pn < l || pn > l + 1 && !self.received.covers(l + 1, pn),
+            None => pn > 0 && !self.received.covers(0, pn),
+        };
+        self.received.insert(pn, pn + 1, |_, _| {});
+        if self.largest.is_none_or(|(l, _)| pn > l) {
+            self.largest = Some((pn, now));
+        }
+        self.pending = true;
+        if !ack_eliciting {
+            return (false, None);
+        }
+        self.largest_eliciting = Some(self.largest_eliciting.map_or(pn, |l| l.max(pn)));
+        self.unacked_eliciting += 1;
+        self.first_unacked.get_or_insert(now);
+        let immediate = self.space != Space::AppData
+            || ecn == Ecn::Ce
+            || reordered && self.policy.immediate_on_reorder
+            || self.unacked_eliciting >= self.policy.ack_eliciting_threshold;
+        (false, if immediate { self.ack_now(now) } else { None })
+    }
+
+    /// When the delayed-ACK timer fires, if it is armed.
+    pub fn ack_deadline(&self) -> Option<Time> {
+        self.first_unacked.map(|t| t + self.policy.max_ack_delay)
+    }
+
+    /// The delayed-ACK timer fired at `now`: the ACK to send, if one is due.
+    pub fn on_timer(&mut self, now: Time) -> Option<AckFrame> {
+        match self.ack_deadline() {
+            Some(t) if t <= now => self.ack_now(now),
+            _ => None,
+        }
+    }
+
+    /// An ACK frame of everything received so far (`None` before any packet or with nothing
+    /// new since the last), and the timer and counters reset. Also used to bundle an ACK with
+    /// outgoing data.
+    pub fn ack_now(&mut self, now: Time) -> Option<AckFrame> {
+        let (_, at) = self.largest?;
+        if !self.pending {
+            return None;
+        }
+        self.pending = false;
+        self.unacked_eliciting = 0;
+        self.first_unacked = None;
+        let ranges: Vec<(u64, u64)> = self.received.iter_rev().take(self.policy.max_ranges).map(|(s, e)| (s, e - 1)).collect();
+        Some(AckFrame { space: self.space, ranges, ack_delay: now.saturating_since(at), ecn: self.policy.ecn.then_some(self.ecn) })
+    }
+
+    /// Packets received (distinct packet numbers).
+    pub fn received_count(&self) -> u64 {
+        self.received.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: u64) -> Time {
+        Time(ms * 1_000_000)
+    }
+
+    fn app() -> Receiver {
+        Receiver::new(Space::AppData, AckPolicy::default())
+    }
+
+    #[test]
+    fn every_second_ack_eliciting_packet_is_acknowledged_at_once_and_the_first_after_max_ack_delay() {
+        let mut r = app();
+        assert_eq!(r.on_packet(t(0), 0, true, Ecn::NotEct).1, None);
+        assert_eq!(r.ack_deadline(), Some(t(25)));
+        let ack = r.on_packet(t(1), 1, true, Ecn::NotEct).1.expect("the second packet is acknowledged");
+        assert_eq!((ack.ranges.clone(), ack.largest(), ack.ack_delay), (vec![(0, 1)], 1, Dur::ZERO));
+        assert_eq!(r.ack_deadline(), None);
+        assert_eq!(r.on_packet(t(2), 2, true, Ecn::NotEct).1, None);
+        assert_eq!(r.on_timer(t(26)), None, "not yet: the timer runs from packet 2's arrival");
+        let late = r.on_timer(t(27)).expect("max_ack_delay passed");
+        assert_eq!((late.ranges.clone(), late.ack_delay), (vec![(0, 2)], Dur::from_millis(25)));
+    }
+
+    #[test]
+    fn a_gap_and_its_filling_are_acknowledged_at_once_with_ranges_highest_first() {
+        let mut r = app();
+        r.on_packet(t(0), 0, true, Ecn::NotEct);
+        let gap = r.on_packet(t(1), 3, true, Ecn::NotEct).1.expect("a gap below it");
+        assert_eq!(gap.ranges, vec![(3, 3), (0, 0)]);
+        let fill = r.on_packet(t(2), 1, true, Ecn::NotEct).1.expect("below the largest");
+        assert_eq!(fill.ranges, vec![(3, 3), (0, 1)]);
+        // With the extension's reordering threshold 0 neither is immediate.
+        let mut q = Receiver::new(Space::AppData, AckPolicy { immediate_on_reorder: false, ack_eliciting_threshold: 10, ..AckPolicy::default() });
+        q.on_packet(t(0), 0, true, Ecn::NotEct);
+        assert_eq!(q.on_packet(t(1), 3, true, Ecn::NotEct).1, None);
+        assert_eq!(q.on_packet(t(2), 1, true, Ecn::NotEct).1, None);
+    }
+
+    #[test]
+    fn ce_handshake_spaces_and_duplicates_are_acknowledged_at_once_non_eliciting_never() {
+        let mut r = app();
+        let ce = r.on_packet(t(0), 0, true, Ecn::Ce).1.expect("CE");
+        assert_eq!(ce.ecn, Some(EcnCounts { ect0: 0, ect1: 0, ce: 1 }));
+        assert_eq!(r.on_packet(t(1), 1, false, Ecn::Ect0).1, None);
+        assert_eq!(r.ack_deadline(), None, "an ACK-only packet arms nothing");
+        let (dup, again) = r.on_packet(t(2), 0, true, Ecn::NotEct);
+        assert!(dup && again.is_some());
+        let mut h = Receiver::new(Space::Handshake, AckPolicy::default());
+        assert!(h.on_packet(t(0), 0, true, Ecn::NotEct).1.is_some());
+    }
+
+    #[test]
+    fn at_most_max_ranges_ranges_the_highest_kept() {
+        let mut r = Receiver::new(Space::AppData, AckPolicy { max_ranges: 3, immediate_on_reorder: false, ack_eliciting_threshold: 100, ..AckPolicy::default() });
+        for pn in (0..20).step_by(2) {
+            r.on_packet(t(pn), pn, true, Ecn::NotEct);
+        }
+        let a = r.ack_now(t(30)).expect("pending");
+        assert_eq!(a.ranges, vec![(18, 18), (16, 16), (14, 14)]);
+        assert_eq!(r.ack_now(t(31)), None, "nothing new");
+    }
+
+    #[test]
+    fn the_encoded_length_follows_the_varint_sizes() {
+        let one = AckFrame { space: Space::AppData, ranges: vec![(0, 10)], ack_delay: Dur::ZERO, ecn: None };
+        // type, largest, delay, range count, first range: one byte each.
+        assert_eq!(one.encoded_len(), 5);
+        let two = AckFrame { space: Space::AppData, ranges: vec![(100, 200), (0, 10)], ack_delay: Dur::from_millis(25), ecn: Some(EcnCounts::default()) };
+        // largest 200 (2), delay 25 ms / 8 µs = 3125 (2), count 1, first range 100 (2), gap 88 (2),
+        // range 10 (1), three ECN counts (3).
+        assert_eq!(two.encoded_len(), 1 + 2 + 2 + 1 + 2 + 2 + 1 + 3);
+    }
+}
