@@ -12,12 +12,14 @@
 //!   §13.2, the ACK-frequency extension's parameters).
 //! - [`recovery`]: RFC 9002 §6 / Appendix A loss detection per space: packet and time
 //!   thresholds, the probe timeout and its backoff, persistent congestion.
+//! - [`sender`]: the 1-RTT data sender of one stream, driving a [`startlab_cc::Controller`].
 
 #![deny(missing_docs)]
 
 pub mod ack;
 pub mod recovery;
 pub mod rtt;
+pub mod sender;
 
 /// A packet-number space (RFC 9000 §12.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -107,6 +107,46 @@ impl RangeSet {
         }
     }
 
+    /// Removes `[s, e)`: ranges it covers go, ranges it cuts keep their parts outside it.
+    pub fn remove(&mut self, s: u64, e: u64) {
+        if s >= e {
+            return;
+        }
+        // A range starting below s that reaches past it is cut at s (and at e).
+        if let Some((&a, &b)) = self.map.range(..s).next_back() {
+            if b > s {
+                self.map.insert(a, s);
+                self.bytes -= b - s;
+                if b > e {
+                    self.map.insert(e, b);
+                    self.bytes += b - e;
+                    return;
+                }
+            }
+        }
+        while let Some((&a, &b)) = self.map.range(s..e).next() {
+            self.map.remove(&a);
+            self.bytes -= b - a;
+            if b > e {
+                self.map.insert(e, b);
+                self.bytes += b - e;
+                break;
+            }
+        }
+    }
+
+    /// The parts of `[s, e)` no range covers, in increasing order.
+    pub fn gaps_in(&self, s: u64, e: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut x = self.next_gap(s);
+        while x < e {
+            let next = self.map.range(x..e).next().map_or(e, |(&a, _)| a);
+            out.push((x, next));
+            x = self.next_gap(next);
+        }
+        out
+    }
+
     /// Removes and returns the lowest range if it starts at or below `x`.
     pub fn pop_first_if_at_or_below(&mut self, x: u64) -> Option<(u64, u64)> {
         let (s, e) = self.first()?;
@@ -194,5 +234,28 @@ mod tests {
         assert_eq!(set.pop_first_if_at_or_below(10), Some((10, 20)));
         assert_eq!((set.iter_rev().count(), set.bytes()), (1, 10));
         assert!(set.covers(31, 40) && !set.covers(29, 31));
+    }
+
+    proptest! {
+        #[test]
+        fn remove_and_gaps_agree_with_a_bitmap(ops in proptest::collection::vec((0u64..60, 1u64..8), 0..12), cut in (0u64..60, 1u64..30)) {
+            let ops: Vec<(u64, u64)> = ops.into_iter().map(|(s, l)| (s, (s + l).min(64))).collect();
+            let mut set = RangeSet::default();
+            for &(s, e) in &ops {
+                set.insert(s, e, |_, _| {});
+            }
+            let (cs, ce) = (cut.0, (cut.0 + cut.1).min(64));
+            let mut bits = model(&ops);
+            let gaps: Vec<(u64, u64)> = runs_of(&bits[..].iter().enumerate().map(|(i, &b)| !b && (i as u64) >= cs && (i as u64) < ce).collect::<Vec<_>>());
+            prop_assert_eq!(set.gaps_in(cs, ce), gaps);
+            set.remove(cs, ce);
+            for b in bits.iter_mut().take(ce as usize).skip(cs as usize) {
+                *b = false;
+            }
+            let want = runs_of(&bits);
+            let got: Vec<(u64, u64)> = set.iter_rev().collect::<Vec<_>>().into_iter().rev().collect();
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(set.bytes(), bits.iter().filter(|&&b| b).count() as u64);
+        }
     }
 }
