@@ -28,7 +28,6 @@
 //! the new value at once. The classic-ECN fallback of Linux (off by default) and Prague's pacing
 //! (§2.5: use `tcp.pacing`) are not part of this module.
 
-use super::SsthreshFrom;
 use crate::{AckEvent, CcView, CongestionEvent, CongestionKind};
 use startlab_units::{Dur, Time};
 
@@ -176,7 +175,7 @@ impl Prague {
     pub fn ssthresh_after_loss(&mut self, view: &CcView, ev: &CongestionEvent) -> f64 {
         match ev.kind {
             CongestionKind::Ecn => view.cwnd * (1.0 - self.alpha / 2.0),
-            CongestionKind::FastRetransmit | CongestionKind::Timeout => super::Reno { ssthresh_from: SsthreshFrom::FlightSize }.ssthresh_after_loss(view, ev),
+            CongestionKind::FastRetransmit | CongestionKind::Timeout => super::Reno::default().ssthresh_after_loss(view, ev),
         }
     }
 

@@ -16,20 +16,26 @@ use crate::{AckEvent, CcView, CongestionEvent};
 pub struct Reno {
     /// The window halved after a congestion event.
     pub ssthresh_from: SsthreshFrom,
+    /// Grow by the acknowledged bytes, `cwnd += SMSS·N/cwnd` (RFC 3465 §2.1's byte counting in
+    /// avoidance; RFC 9002 Appendix B.5's `max_datagram_size · sent_bytes / congestion_window`),
+    /// instead of RFC 5681's one SMSS·SMSS/cwnd per ACK. The QUIC transport's NewReno.
+    pub byte_counting: bool,
 }
 
 impl Default for Reno {
-    /// RFC 5681: half the FlightSize.
+    /// RFC 5681: half the FlightSize, per-ACK growth.
     fn default() -> Self {
-        Reno { ssthresh_from: SsthreshFrom::FlightSize }
+        Reno { ssthresh_from: SsthreshFrom::FlightSize, byte_counting: false }
     }
 }
 
 impl Reno {
-    /// RFC 5681 eq. (3): about one SMSS per window of ACKs.
-    pub fn on_ack(&mut self, view: &CcView, _ack: &AckEvent) -> f64 {
+    /// RFC 5681 eq. (3): about one SMSS per window of ACKs; with byte counting, one SMSS per
+    /// window of acknowledged bytes.
+    pub fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> f64 {
         let mss = view.mss as f64;
-        view.cwnd + mss * mss / view.cwnd
+        let counted = if self.byte_counting { ack.newly_acked as f64 } else { mss };
+        view.cwnd + mss * counted / view.cwnd
     }
 
     /// RFC 5681 eq. (4): half the flight size, or half of cwnd (the controller applies the
@@ -64,6 +70,7 @@ pub const DECL: super::AvoidanceDecl = super::AvoidanceDecl {
     },
     build: |p, _| {
         super::Avoidance::Reno(Reno {
+            byte_counting: false,
             ssthresh_from: match p.get(&SSTHRESH_FROM) {
                 "cwnd" => SsthreshFrom::Cwnd,
                 _ => SsthreshFrom::FlightSize,
@@ -84,6 +91,6 @@ mod tests {
         let view = CcView { cwnd: 40_000.0, ssthresh: crate::Ssthresh::Infinite, mss: 1000, round: 0, min_rtt: None, new_round: false };
         let ev = CongestionEvent { now: Time::ZERO, kind: CongestionKind::FastRetransmit, flight_size: 60_000, enter_recovery: true };
         assert_eq!(Reno::default().ssthresh_after_loss(&view, &ev), 30_000.0);
-        assert_eq!(Reno { ssthresh_from: SsthreshFrom::Cwnd }.ssthresh_after_loss(&view, &ev), 20_000.0);
+        assert_eq!(Reno { ssthresh_from: SsthreshFrom::Cwnd, byte_counting: false }.ssthresh_after_loss(&view, &ev), 20_000.0);
     }
 }

@@ -31,11 +31,15 @@ pub const L_AFTER_TIMEOUT: u64 = 1;
 pub struct AbcConfig {
     /// `L`: the most one ACK may add in slow start, in segments (at least 1).
     pub l: u64,
+    /// `L` in the slow starts after a congestion signal (RFC 3465 §2.3: 1, "L ... MUST be 1
+    /// after a retransmission timeout"). A transport that byte-counts every slow start (QUIC,
+    /// RFC 9002 §7.3.1) keeps `l`.
+    pub l_after_timeout: u64,
 }
 
 impl Default for AbcConfig {
     fn default() -> Self {
-        AbcConfig { l: L_DEFAULT }
+        AbcConfig { l: L_DEFAULT, l_after_timeout: L_AFTER_TIMEOUT }
     }
 }
 
@@ -57,7 +61,7 @@ impl Abc {
 impl StartupAlgorithm for Abc {
     /// RFC 3465 §2.2: "cwnd += min(N, L*SMSS)"; §2.3: `L = 1` after a timeout.
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
-        let l = if self.after.first_slow_start(view) { self.cfg.l } else { L_AFTER_TIMEOUT };
+        let l = if self.after.first_slow_start(view) { self.cfg.l } else { self.cfg.l_after_timeout };
         StartupAction::grow(ack.newly_acked.min(l * view.mss) as f64)
     }
 
@@ -110,7 +114,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
         source: "RFC 3465 §2 (ALGORITHMS.md §5.1)",
         params: &[L.info],
     },
-    build: super::Build::Native(|p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L) }))),
+    build: super::Build::Native(|p, _| super::Startup::Abc(Abc::new(AbcConfig { l: p.get(&L), ..AbcConfig::default() }))),
     check: no_check,
     per_response: false,
     router_approval: false,
@@ -157,7 +161,7 @@ mod tests {
 
     #[test]
     fn abc_with_l_1_behaves_like_packet_counting() {
-        let abc = growth_per_round(Startup::Abc(Abc::new(AbcConfig { l: 1 })), 2);
+        let abc = growth_per_round(Startup::Abc(Abc::new(AbcConfig { l: 1, ..AbcConfig::default() })), 2);
         let ss = growth_per_round(Startup::SlowStart(SlowStart), 2);
         assert_eq!(abc, ss, "L = 1 is RFC 5681 slow start");
     }
