@@ -12,11 +12,14 @@
 //!   §13.2, the ACK-frequency extension's parameters).
 //! - [`recovery`]: RFC 9002 §6 / Appendix A loss detection per space: packet and time
 //!   thresholds, the probe timeout and its backoff, persistent congestion.
-//! - [`sender`]: the 1-RTT data sender of one stream, driving a [`startlab_cc::Controller`].
+//! - [`sender`]: an endpoint's sending half, per space, driving a [`startlab_cc::Controller`].
+//! - [`endpoint`]: the client and the server with the handshake (CRYPTO flights, the
+//!   anti-amplification limit, key discarding, HANDSHAKE_DONE) and their ACKs.
 
 #![deny(missing_docs)]
 
 pub mod ack;
+pub mod endpoint;
 pub mod recovery;
 pub mod rtt;
 pub mod sender;

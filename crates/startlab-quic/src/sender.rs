@@ -1,6 +1,10 @@
-//! The data sender of a QUIC connection's 1-RTT space: one stream of `size` bytes (or unlimited),
-//! RFC 9002's loss detection ([`LossDetection`]) and congestion control through startlab's
-//! [`Controller`], so every startup and avoidance algorithm runs over QUIC unchanged.
+//! The sending half of a QUIC endpoint: per packet-number space the bytes it must deliver (the
+//! TLS handshake's CRYPTO data in the Initial and Handshake spaces, one stream of `size` bytes —
+//! or unlimited — in the application data space), RFC 9002's loss detection
+//! ([`LossDetection`]) and congestion control through startlab's [`Controller`], so every startup
+//! and avoidance algorithm runs over QUIC unchanged. [`crate::endpoint`] drives the handshake
+//! (which spaces are open, the anti-amplification limit, the ACKs to send); used alone, a
+//! `Sender` has only the application data space open, as after a handshake.
 //!
 //! How RFC 9002 §7 maps onto the controller:
 //! - **Bytes.** The controller's segment size is `max_datagram_size`, and windows and bytes in
@@ -39,6 +43,7 @@ use crate::Space;
 /// connection ID, a 4-byte packet number) and the AEAD tag (16 bytes).
 pub const ONE_RTT_OVERHEAD: u32 = 1 + 8 + 4 + 16;
 
+
 /// RFC 9002 §7.2's initial window for a datagram size.
 pub fn initial_window(max_datagram_size: u32) -> u64 {
     let d = max_datagram_size as u64;
@@ -61,27 +66,85 @@ pub struct SenderConfig {
     /// The ECN-CE count increase is handed to the controller as marked bytes (an L4S flow's
     /// feedback, as Accurate ECN for TCP) rather than as a classic congestion event.
     pub l4s: bool,
+    /// Pad Initial packets to 1200 bytes (a client, RFC 9000 §14.1).
+    pub pad_initial: bool,
 }
 
 impl Default for SenderConfig {
     fn default() -> Self {
-        SenderConfig { max_datagram_size: 1472, loss: LossConfig::default(), pacing: false, pacing_gain: 1.25, size: None, l4s: false }
+        SenderConfig { max_datagram_size: 1472, loss: LossConfig::default(), pacing: false, pacing_gain: 1.25, size: None, l4s: false, pad_initial: false }
     }
 }
 
 /// A packet for the driver to put on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transmit {
-    /// Its packet number in the application data space.
+    /// Its packet-number space.
+    pub space: Space,
+    /// Its packet number in that space.
     pub pn: u64,
     /// UDP payload bytes.
     pub size: u32,
-    /// The stream bytes it carries, `(offset, len)`.
-    pub stream: Option<(u64, u32)>,
+    /// The bytes it carries, `(offset, len)`: CRYPTO data in the Initial and Handshake spaces,
+    /// the stream's in the application data space.
+    pub data: Option<(u64, u32)>,
+    /// An ACK frame it carries.
+    pub ack: Option<AckFrame>,
+    /// It carries HANDSHAKE_DONE (the server confirming the handshake, RFC 9000 §19.20).
+    pub handshake_done: bool,
+    /// It carries a frame other than ACK and PADDING (it is acknowledged, and counts in flight).
+    pub ack_eliciting: bool,
     /// A probe (sent past the window on a probe timeout).
     pub probe: bool,
-    /// It carries stream bytes sent before (lost or probed).
+    /// It carries bytes sent before (lost or probed).
     pub retransmission: bool,
+}
+
+/// Bytes of a packet of `space` around its frames: the header and the AEAD tag (16). Long headers
+/// (RFC 9000 §17.2): flags, version, two 8-byte connection IDs with their lengths, a 2-byte length,
+/// a 4-byte packet number, and in Initial packets an empty token's length.
+pub fn packet_overhead(space: Space) -> u32 {
+    match space {
+        Space::Initial => 1 + 4 + 1 + 8 + 1 + 8 + 1 + 2 + 4 + 16,
+        Space::Handshake => 1 + 4 + 1 + 8 + 1 + 8 + 2 + 4 + 16,
+        Space::AppData => ONE_RTT_OVERHEAD,
+    }
+}
+
+/// Bytes of a CRYPTO (Initial, Handshake) or STREAM (application data) frame's header at `offset`
+/// (with a 2-byte length).
+pub fn data_frame_header(space: Space, offset: u64) -> u32 {
+    let stream_id = (space == Space::AppData) as u32;
+    1 + stream_id + varint_len(offset) + 2
+}
+
+/// The bytes one space must deliver: `len` of them (`None`: unlimited), what was sent, lost and
+/// acknowledged.
+#[derive(Clone, Debug, Default)]
+struct Outgoing {
+    len: Option<u64>,
+    next: u64,
+    lost: RangeSet,
+    acked: RangeSet,
+}
+
+impl Outgoing {
+    fn with_len(len: Option<u64>) -> Outgoing {
+        Outgoing { len, ..Outgoing::default() }
+    }
+
+    /// Lost bytes first, then new ones, at most `max` at once: `(offset, len, retransmission)`.
+    fn next_chunk(&self, max: impl Fn(u64) -> u32) -> Option<(u64, u32, bool)> {
+        if let Some((s, e)) = self.lost.first() {
+            return Some((s, (e - s).min(max(s) as u64) as u32, true));
+        }
+        let room = self.len.map_or(u64::MAX, |l| l.saturating_sub(self.next));
+        (room > 0).then(|| (self.next, room.min(max(self.next) as u64) as u32, false))
+    }
+
+    fn done(&self) -> bool {
+        self.len.is_some_and(|l| l == 0 || self.acked.covers(0, l))
+    }
 }
 
 /// Counters for results.
@@ -101,24 +164,30 @@ pub struct SenderStats {
     pub persistent_congestion: u64,
 }
 
-/// The 1-RTT data sender.
+/// The sending half of an endpoint.
 #[derive(Debug)]
 pub struct Sender {
     cfg: SenderConfig,
     cc: Controller,
     ld: LossDetection,
     pacer: Pacer,
-    /// Next new stream byte.
-    next_offset: u64,
-    /// Stream bytes declared lost and not yet sent again.
-    lost: RangeSet,
-    /// Stream bytes acknowledged.
-    acked: RangeSet,
+    /// Per space: the bytes to deliver.
+    out: [Outgoing; 3],
+    /// Per space: keys are available (packets may be sent).
+    open: [bool; 3],
+    /// Per space: an ACK frame to send (bundled with data, or alone).
+    acks: [Option<AckFrame>; 3],
+    /// HANDSHAKE_DONE must be sent (server): set once, and again if the packet carrying it is lost.
+    handshake_done: bool,
+    /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
+    handshake_done_pn: Option<u64>,
+    /// Bytes the anti-amplification limit still allows (RFC 9000 §8.1); `None`: no limit.
+    amplification: Option<u64>,
     /// The current recovery period began at this time (§7.3.2 `congestion_recovery_start_time`).
     recovery_start: Option<Time>,
-    /// Probes owed after a probe timeout.
-    probes_due: u32,
-    /// The peer's last ECN-CE count.
+    /// Probes owed after a probe timeout, and their space.
+    probes: Option<(Space, u32)>,
+    /// The peer's last ECN-CE count (application data space).
     ce_count: u64,
     /// Largest position (bytes sent, [`SentPacket::sent_before`]) acknowledged.
     ack_pos: u64,
@@ -130,22 +199,32 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// A sender with `cfg` driving `cc` (whose segment size must be `max_datagram_size`).
+    /// A sender with `cfg` driving `cc` (whose segment size must be `max_datagram_size`), with
+    /// only the application data space open and the handshake confirmed.
     pub fn new(cfg: SenderConfig, cc: Controller) -> Sender {
+        let mut s = Sender::closed(cfg, cc);
+        s.ld.confirm_handshake();
+        s.open[Space::AppData as usize] = true;
+        s.out[Space::AppData as usize] = Outgoing::with_len(s.cfg.size);
+        s
+    }
+
+    /// A sender with every space closed (the endpoint opens them as the handshake proceeds).
+    pub(crate) fn closed(cfg: SenderConfig, cc: Controller) -> Sender {
         debug_assert_eq!(cc.mss(), cfg.max_datagram_size as u64, "the controller counts datagrams");
-        let mut ld = LossDetection::new(cfg.loss);
-        // The data sender runs after the handshake (the driver models the handshake's flights).
-        ld.confirm_handshake();
         Sender {
+            ld: LossDetection::new(cfg.loss),
             cfg,
             cc,
-            ld,
             pacer: Pacer::default(),
-            next_offset: 0,
-            lost: RangeSet::default(),
-            acked: RangeSet::default(),
+            out: Default::default(),
+            open: [false; 3],
+            acks: Default::default(),
+            handshake_done: false,
+            handshake_done_pn: None,
+            amplification: None,
             recovery_start: None,
-            probes_due: 0,
+            probes: None,
             ce_count: 0,
             ack_pos: 0,
             delivered: 0,
@@ -166,38 +245,66 @@ impl Sender {
     pub fn loss_detection(&self) -> &LossDetection {
         &self.ld
     }
+    pub(crate) fn loss_detection_mut(&mut self) -> &mut LossDetection {
+        &mut self.ld
+    }
+    /// Sets how many bytes `space` must deliver (the server's response once the request is in).
+    pub(crate) fn set_len(&mut self, space: Space, len: Option<u64>) {
+        self.out[space as usize].len = len;
+    }
+    /// True when `space` is open.
+    pub(crate) fn is_open(&self, space: Space) -> bool {
+        self.open[space as usize]
+    }
     /// Counters.
     pub fn stats(&self) -> SenderStats {
         self.stats
     }
     /// Stream bytes acknowledged.
     pub fn acked_bytes(&self) -> u64 {
-        self.acked.bytes()
+        self.out[Space::AppData as usize].acked.bytes()
     }
     /// Every stream byte is acknowledged (never, for an unlimited stream).
     pub fn is_done(&self) -> bool {
-        self.cfg.size.is_some_and(|s| self.acked.covers(0, s) || s == 0)
+        self.open[Space::AppData as usize] && self.out[Space::AppData as usize].done()
     }
 
-    /// Stream bytes one packet carries at `offset`.
-    fn payload_at(&self, offset: u64) -> u32 {
-        // STREAM frame: type, stream ID, offset, length (2 bytes).
-        let frame = 1 + 1 + varint_len(offset) + 2;
-        self.cfg.max_datagram_size - ONE_RTT_OVERHEAD - frame
+    /// Opens `space` with `len` bytes to deliver in it (CRYPTO data, or the stream).
+    pub(crate) fn open_space(&mut self, space: Space, len: Option<u64>) {
+        self.open[space as usize] = true;
+        self.out[space as usize] = Outgoing::with_len(len);
+    }
+    /// Discards `space` (RFC 9001 §4.9): nothing more is sent or retransmitted in it.
+    pub(crate) fn discard(&mut self, space: Space) {
+        self.open[space as usize] = false;
+        self.acks[space as usize] = None;
+        if self.probes.is_some_and(|(sp, _)| sp == space) {
+            self.probes = None;
+        }
+        self.ld.discard(space);
+    }
+    /// An ACK frame to send in its space.
+    pub(crate) fn queue_ack(&mut self, frame: AckFrame) {
+        let sp = frame.space as usize;
+        self.acks[sp] = Some(frame);
+    }
+    /// HANDSHAKE_DONE must be sent.
+    pub(crate) fn queue_handshake_done(&mut self) {
+        self.handshake_done = true;
+    }
+    /// The anti-amplification limit's allowance (`None`: the address is validated).
+    pub(crate) fn set_amplification(&mut self, credit: Option<u64>) {
+        self.amplification = credit;
+    }
+    pub(crate) fn add_amplification_credit(&mut self, bytes: u64) {
+        if let Some(c) = self.amplification.as_mut() {
+            *c += bytes;
+        }
     }
 
-    /// The next stream bytes to send: lost bytes first, then new ones; `None` when there are none.
-    fn next_chunk(&self) -> Option<(u64, u32, bool)> {
-        if let Some((s, e)) = self.lost.first() {
-            let len = (e - s).min(self.payload_at(s) as u64) as u32;
-            return Some((s, len, true));
-        }
-        let room = self.cfg.size.map_or(u64::MAX, |s| s.saturating_sub(self.next_offset));
-        if room == 0 {
-            return None;
-        }
-        let len = room.min(self.payload_at(self.next_offset) as u64) as u32;
-        Some((self.next_offset, len, false))
+    /// Bytes one packet of `space` carries at `offset`.
+    fn payload_at(&self, space: Space, offset: u64, ack_len: u32) -> u32 {
+        self.cfg.max_datagram_size - packet_overhead(space) - data_frame_header(space, offset) - ack_len
     }
 
     /// The pacing rate in force (bytes per second), if any.
@@ -214,27 +321,55 @@ impl Sender {
         (srtt > 0.0).then(|| self.cfg.pacing_gain * self.cc.cwnd() / srtt)
     }
 
-    /// The next packet to send at `now`, if the window, the pacer and the stream allow one.
+    /// The next packet to send at `now`, if the window, the pacer, the anti-amplification limit
+    /// and what there is to send allow one. Spaces go in order (Initial, Handshake, application
+    /// data); an ACK alone is sent whatever the window (ACK-only packets are not congestion
+    /// controlled, RFC 9002 §7).
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
-        let probe = self.probes_due > 0;
-        let (offset, len, retransmission) = match self.next_chunk() {
-            Some(c) => c,
-            None if probe => {
-                // §6.2.4: with no new data, a probe carries the oldest unacknowledged bytes.
-                let p = self.ld.outstanding(Space::AppData).find_map(|p| p.stream)?;
-                (p.0, p.1, true)
+        for space in Space::ALL {
+            if !self.open[space as usize] {
+                continue;
             }
-            None => return None,
-        };
-        if !probe {
-            let size = len + ONE_RTT_OVERHEAD + 4 + varint_len(offset);
-            if self.ld.bytes_in_flight() + size as u64 > self.cc.cwnd() as u64 {
-                self.cwnd_limited = true;
+            if let Some(t) = self.transmit_in(now, space) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn transmit_in(&mut self, now: Time, space: Space) -> Option<Transmit> {
+        let si = space as usize;
+        let probe = self.probes.is_some_and(|(sp, _)| sp == space);
+        let ack_len = self.acks[si].as_ref().map_or(0, |a| a.encoded_len());
+        let done_frame = space == Space::AppData && self.handshake_done;
+        let mut chunk = self.out[si].next_chunk(|off| self.payload_at(space, off, ack_len));
+        if chunk.is_none() && probe {
+            // §6.2.4: with nothing new, a probe carries the oldest unacknowledged bytes again.
+            chunk = self.ld.outstanding(space).find_map(|p| p.stream).map(|(o, l)| (o, l, true));
+        }
+        let eliciting = chunk.is_some() || done_frame || probe;
+        if !eliciting {
+            // An ACK alone.
+            let ack = self.acks[si].take()?;
+            let size = self.padded(space, packet_overhead(space) + ack_len);
+            if !self.amplification_allows(size) {
+                self.acks[si] = Some(ack);
                 return None;
             }
-            if let Some(limit) = self.cc.send_limit() {
-                if !retransmission && offset >= limit {
-                    return None;
+            let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
+            self.spend_amplification(size);
+            return Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, ack_eliciting: false, probe: false, retransmission: false });
+        }
+        let data_size = chunk.map_or(0, |(o, l, _)| data_frame_header(space, o) + l);
+        let size = self.padded(space, packet_overhead(space) + ack_len + data_size + done_frame as u32);
+        if !probe {
+            if self.ld.bytes_in_flight() + size as u64 > self.cc.cwnd() as u64 {
+                self.cwnd_limited = true;
+                return self.ack_alone(now, space);
+            }
+            if let Some((o, _, false)) = chunk {
+                if space == Space::AppData && self.cc.send_limit().is_some_and(|limit| o >= limit) {
+                    return self.ack_alone(now, space);
                 }
             }
             let rate = self.pacing_rate();
@@ -242,36 +377,97 @@ impl Sender {
                 return None;
             }
         }
-        let size = len + ONE_RTT_OVERHEAD + 4 + varint_len(offset);
+        if !self.amplification_allows(size) {
+            return None;
+        }
         if probe {
-            self.probes_due -= 1;
+            if let Some((_, n)) = self.probes.as_mut() {
+                *n -= 1;
+                if *n == 0 {
+                    self.probes = None;
+                }
+            }
+        }
+        let o = &mut self.out[si];
+        let retransmission = chunk.is_some_and(|c| c.2);
+        if let Some((off, len, again)) = chunk {
+            if again {
+                o.lost.remove(off, off + len as u64);
+            } else {
+                o.next = off + len as u64;
+            }
         }
         if retransmission {
-            self.lost.remove(offset, offset + len as u64);
             self.stats.retransmissions += 1;
-            self.cc.on_retransmit(len as u64);
-        } else {
-            self.next_offset = offset + len as u64;
+            self.cc.on_retransmit(chunk.map_or(0, |c| c.1 as u64));
         }
         if self.stats.packets_sent == 0 {
             self.cc.on_first_send(size as u64);
         }
-        let pn = self.ld.on_packet_sent(now, Space::AppData, size, true, true, Some((offset, len)));
+        let data = chunk.map(|(o, l, _)| (o, l));
+        let pn = self.ld.on_packet_sent(now, space, size, true, true, data);
+        self.spend_amplification(size);
         self.stats.packets_sent += 1;
         self.pacer.on_send(now, size, self.pacing_rate());
-        self.cc.on_data_sent(now, self.next_offset);
+        if space == Space::AppData {
+            self.cc.on_data_sent(now, self.out[si].next);
+        }
         self.cwnd_limited = self.ld.bytes_in_flight() + self.cfg.max_datagram_size as u64 > self.cc.cwnd() as u64;
-        Some(Transmit { pn, size, stream: Some((offset, len)), probe, retransmission })
+        let ack = self.acks[si].take();
+        if done_frame {
+            self.handshake_done = false;
+            self.handshake_done_pn = Some(pn);
+        }
+        Some(Transmit { space, pn, size, data, ack, handshake_done: done_frame, ack_eliciting: true, probe, retransmission })
     }
 
-    /// An ACK frame of the application data space arrived at `now`.
+    /// RFC 9000 §14.1: a client pads every datagram carrying an Initial packet to 1200 bytes.
+    fn padded(&self, space: Space, size: u32) -> u32 {
+        if space == Space::Initial && self.cfg.pad_initial {
+            size.max(1200)
+        } else {
+            size
+        }
+    }
+
+    /// When the window holds the data back, an ACK waiting in `space` still goes.
+    fn ack_alone(&mut self, now: Time, space: Space) -> Option<Transmit> {
+        let ack = self.acks[space as usize].take()?;
+        let size = self.padded(space, packet_overhead(space) + ack.encoded_len());
+        if !self.amplification_allows(size) {
+            self.acks[space as usize] = Some(ack);
+            return None;
+        }
+        let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
+        self.spend_amplification(size);
+        Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, ack_eliciting: false, probe: false, retransmission: false })
+    }
+
+    fn amplification_allows(&self, size: u32) -> bool {
+        self.amplification.is_none_or(|c| size as u64 <= c)
+    }
+
+    fn spend_amplification(&mut self, size: u32) {
+        if let Some(c) = self.amplification.as_mut() {
+            *c -= size as u64;
+        }
+    }
+
+    /// An ACK frame arrived at `now` (any space).
     pub fn on_ack(&mut self, now: Time, frame: &AckFrame) {
+        let space = frame.space;
+        let si = space as usize;
         let out = self.ld.on_ack_received(now, frame);
         let mut newly = 0u64;
         let mut after_recovery = 0u64;
         for p in &out.acked {
             if let Some((off, len)) = p.stream {
-                self.acked.insert(off, off + len as u64, |_, _| {});
+                self.out[si].acked.insert(off, off + len as u64, |_, _| {});
+                // Acknowledged bytes need not be sent again.
+                self.out[si].lost.remove(off, off + len as u64);
+            }
+            if space == Space::AppData && self.handshake_done_pn == Some(p.pn) {
+                self.handshake_done_pn = None;
             }
             self.ack_pos = self.ack_pos.max(p.sent_before);
             if p.in_flight {
@@ -282,15 +478,9 @@ impl Sender {
             }
         }
         self.delivered += newly;
-        // Acknowledged bytes need not be sent again.
-        for p in &out.acked {
-            if let Some((off, len)) = p.stream {
-                self.lost.remove(off, off + len as u64);
-            }
-        }
         // ECN (§7.1, B.7): an increase of the CE count.
-        let ce_new = frame.ecn.map_or(0, |e| e.ce.saturating_sub(self.ce_count));
-        if let Some(e) = frame.ecn {
+        let ce_new = if space == Space::AppData { frame.ecn.map_or(0, |e| e.ce.saturating_sub(self.ce_count)) } else { 0 };
+        if let Some(e) = frame.ecn.filter(|_| space == Space::AppData) {
             self.ce_count = self.ce_count.max(e.ce);
         }
         let largest_acked = out.acked.last().copied();
@@ -300,7 +490,7 @@ impl Sender {
             }
         }
         self.on_lost(now, &out.lost, out.persistent_congestion);
-        if out.acked.is_empty() {
+        if newly == 0 {
             return;
         }
         if self.cc.phase() == startlab_cc::Phase::Recovery && self.recovery_start.is_some_and(|r| out.acked.iter().any(|p| p.time_sent > r)) {
@@ -317,7 +507,7 @@ impl Sender {
             rtt: out.rtt_sample,
             flight_size: self.ld.bytes_in_flight(),
             cwnd_limited: self.cwnd_limited,
-            acked_segments: out.acked.len() as u32,
+            acked_segments: out.acked.iter().filter(|p| p.in_flight).count() as u32,
             timer_triggered: false,
             delivered: self.delivered,
             rate_sample: None,
@@ -331,21 +521,25 @@ impl Sender {
         }
     }
 
-    /// Lost packets: their unacknowledged stream bytes go back in the queue, and the largest one
-    /// signals congestion.
+    /// Lost packets: their unacknowledged bytes go back in their space's queue, and the last one
+    /// sent signals congestion.
     fn on_lost(&mut self, now: Time, lost: &[SentPacket], persistent: bool) {
-        if lost.is_empty() {
-            return;
+        if let Some(p) = lost.iter().find(|p| p.space == Space::AppData && Some(p.pn) == self.handshake_done_pn) {
+            // HANDSHAKE_DONE goes again in a new packet.
+            self.handshake_done_pn = None;
+            self.handshake_done = p.in_flight;
         }
-        self.stats.packets_lost += lost.len() as u64;
-        for p in lost {
+        let in_flight: Vec<&SentPacket> = lost.iter().filter(|p| p.in_flight).collect();
+        self.stats.packets_lost += in_flight.len() as u64;
+        for p in &in_flight {
+            let o = &mut self.out[p.space as usize];
             if let Some((off, len)) = p.stream {
-                for (a, b) in self.acked.gaps_in(off, off + len as u64) {
-                    self.lost.insert(a, b, |_, _| {});
+                for (a, b) in o.acked.gaps_in(off, off + len as u64) {
+                    o.lost.insert(a, b, |_, _| {});
                 }
             }
         }
-        let last = lost.iter().map(|p| p.time_sent).max().expect("not empty");
+        let Some(last) = in_flight.iter().map(|p| p.time_sent).max() else { return };
         self.congestion_event(now, last, CongestionKind::FastRetransmit);
         if persistent {
             self.stats.persistent_congestion += 1;
@@ -385,9 +579,9 @@ impl Sender {
         if self.ld.timer(now).is_some_and(|t| t <= now) {
             match self.ld.on_timeout(now) {
                 Some(Timeout::Lost { lost, persistent_congestion }) => self.on_lost(now, &lost, persistent_congestion),
-                Some(Timeout::Probe { count, .. }) => {
+                Some(Timeout::Probe { space, count }) => {
                     self.stats.ptos += 1;
-                    self.probes_due = count;
+                    self.probes = Some((space, count));
                 }
                 None => {}
             }
