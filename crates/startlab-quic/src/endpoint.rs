@@ -81,6 +81,13 @@ pub struct EndpointConfig {
     /// How this end acknowledges (application data; Initial and Handshake packets are always
     /// acknowledged at once).
     pub ack_policy: AckPolicy,
+    /// This end's receive window on the stream (`initial_max_data` / `initial_max_stream_data`
+    /// and the MAX_DATA frames that follow; `None`: unlimited). The application reads at once,
+    /// and the limit is raised to `delivered + window` whenever half a window has been
+    /// delivered since the last raise (as quinn and quiche do).
+    pub receive_window: Option<u64>,
+    /// The peer's receive window, from its transport parameters.
+    pub peer_receive_window: Option<u64>,
     /// The sending half's settings (its `size` and `pad_initial` are set here).
     pub sender: SenderConfig,
 }
@@ -100,6 +107,8 @@ pub struct Endpoint {
     responding: bool,
     /// When the handshake completed (client: its Finished went; server: the client's arrived).
     completed_at: Option<Time>,
+    /// The receive limit last advertised.
+    advertised: Option<u64>,
 }
 
 impl Endpoint {
@@ -107,6 +116,7 @@ impl Endpoint {
     pub fn new(cfg: EndpointConfig, cc: Controller) -> Endpoint {
         let client = cfg.role == Role::Client;
         let mut sender = Sender::closed(SenderConfig { pad_initial: client, size: None, ..cfg.sender.clone() }, cc);
+        sender.set_peer_max_data(cfg.peer_receive_window);
         let started = !cfg.handshake;
         if started {
             sender.loss_detection_mut().confirm_handshake();
@@ -127,6 +137,7 @@ impl Endpoint {
             confirmed: started,
             responding: started && !client,
             completed_at: None,
+            advertised: cfg.receive_window,
             cfg,
         }
     }
@@ -194,6 +205,16 @@ impl Endpoint {
         }
         if let Some((off, len)) = p.data {
             self.received[si].insert(off, off + len as u64, |_, _| {});
+        }
+        if let Some(m) = p.max_data {
+            self.sender.set_peer_max_data(Some(m));
+        }
+        if let (Space::AppData, Some(window), Some(adv)) = (p.space, self.cfg.receive_window, self.advertised) {
+            let delivered = self.stream_received();
+            if delivered + window >= adv + window / 2 {
+                self.advertised = Some(delivered + window);
+                self.sender.queue_max_data(delivered + window);
+            }
         }
         if server && p.space == Space::Handshake && !self.discarded[Space::Initial as usize] {
             // The client's address is validated; its Initial keys are no longer needed.

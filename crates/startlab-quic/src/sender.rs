@@ -92,6 +92,9 @@ pub struct Transmit {
     pub ack: Option<AckFrame>,
     /// It carries HANDSHAKE_DONE (the server confirming the handshake, RFC 9000 §19.20).
     pub handshake_done: bool,
+    /// It carries MAX_DATA with this limit (RFC 9000 §19.9: the receiver raising the sender's
+    /// flow-control limit; one stream per connection, so it also stands for MAX_STREAM_DATA).
+    pub max_data: Option<u64>,
     /// It carries a frame other than ACK and PADDING (it is acknowledged, and counts in flight).
     pub ack_eliciting: bool,
     /// A probe (sent past the window on a probe timeout).
@@ -181,6 +184,13 @@ pub struct Sender {
     handshake_done: bool,
     /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
     handshake_done_pn: Option<u64>,
+    /// A MAX_DATA frame to send (this end's receive limit), and the packet carrying the last one.
+    max_data: Option<u64>,
+    max_data_pn: Option<(u64, u64)>,
+    /// The peer's flow-control limit on the stream (`None`: unlimited).
+    peer_max_data: Option<u64>,
+    /// Stream data was held back by the peer's limit (for results).
+    flow_blocked: bool,
     /// Bytes the anti-amplification limit still allows (RFC 9000 §8.1); `None`: no limit.
     amplification: Option<u64>,
     /// The current recovery period began at this time (§7.3.2 `congestion_recovery_start_time`).
@@ -222,6 +232,10 @@ impl Sender {
             acks: Default::default(),
             handshake_done: false,
             handshake_done_pn: None,
+            max_data: None,
+            max_data_pn: None,
+            peer_max_data: None,
+            flow_blocked: false,
             amplification: None,
             recovery_start: None,
             probes: None,
@@ -292,6 +306,22 @@ impl Sender {
     pub(crate) fn queue_handshake_done(&mut self) {
         self.handshake_done = true;
     }
+    /// MAX_DATA with `limit` must be sent.
+    pub(crate) fn queue_max_data(&mut self, limit: u64) {
+        self.max_data = Some(limit);
+    }
+    /// The peer's flow-control limit (its transport parameter, then its MAX_DATA frames; a
+    /// lower value than the one in force is ignored, RFC 9000 §4.1).
+    pub(crate) fn set_peer_max_data(&mut self, limit: Option<u64>) {
+        self.peer_max_data = match (self.peer_max_data, limit) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (_, l) => l,
+        };
+    }
+    /// Stream data has been held back by the peer's flow-control limit at least once.
+    pub fn flow_blocked(&self) -> bool {
+        self.flow_blocked
+    }
     /// The anti-amplification limit's allowance (`None`: the address is validated).
     pub(crate) fn set_amplification(&mut self, credit: Option<u64>) {
         self.amplification = credit;
@@ -342,12 +372,23 @@ impl Sender {
         let probe = self.probes.is_some_and(|(sp, _)| sp == space);
         let ack_len = self.acks[si].as_ref().map_or(0, |a| a.encoded_len());
         let done_frame = space == Space::AppData && self.handshake_done;
-        let mut chunk = self.out[si].next_chunk(|off| self.payload_at(space, off, ack_len));
+        let max_data = self.max_data.filter(|_| space == Space::AppData);
+        let control_len = done_frame as u32 + max_data.map_or(0, |m| 1 + varint_len(m));
+        let mut chunk = self.out[si].next_chunk(|off| self.payload_at(space, off, ack_len + control_len));
+        if let (Space::AppData, Some(limit), Some((off, len, false))) = (space, self.peer_max_data, chunk) {
+            // RFC 9000 §4.1: no stream byte at or beyond the peer's limit.
+            if off >= limit {
+                self.flow_blocked = true;
+                chunk = None;
+            } else {
+                chunk = Some((off, len.min((limit - off) as u32), false));
+            }
+        }
         if chunk.is_none() && probe {
             // §6.2.4: with nothing new, a probe carries the oldest unacknowledged bytes again.
             chunk = self.ld.outstanding(space).find_map(|p| p.stream).map(|(o, l)| (o, l, true));
         }
-        let eliciting = chunk.is_some() || done_frame || probe;
+        let eliciting = chunk.is_some() || done_frame || max_data.is_some() || probe;
         if !eliciting {
             // An ACK alone.
             let ack = self.acks[si].take()?;
@@ -358,10 +399,10 @@ impl Sender {
             }
             let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
             self.spend_amplification(size);
-            return Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, ack_eliciting: false, probe: false, retransmission: false });
+            return Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_eliciting: false, probe: false, retransmission: false });
         }
         let data_size = chunk.map_or(0, |(o, l, _)| data_frame_header(space, o) + l);
-        let size = self.padded(space, packet_overhead(space) + ack_len + data_size + done_frame as u32);
+        let size = self.padded(space, packet_overhead(space) + ack_len + data_size + control_len);
         if !probe {
             if self.ld.bytes_in_flight() + size as u64 > self.cc.cwnd() as u64 {
                 self.cwnd_limited = true;
@@ -418,7 +459,11 @@ impl Sender {
             self.handshake_done = false;
             self.handshake_done_pn = Some(pn);
         }
-        Some(Transmit { space, pn, size, data, ack, handshake_done: done_frame, ack_eliciting: true, probe, retransmission })
+        if let Some(m) = max_data {
+            self.max_data = None;
+            self.max_data_pn = Some((pn, m));
+        }
+        Some(Transmit { space, pn, size, data, ack, handshake_done: done_frame, max_data, ack_eliciting: true, probe, retransmission })
     }
 
     /// RFC 9000 §14.1: a client pads every datagram carrying an Initial packet to 1200 bytes.
@@ -440,7 +485,7 @@ impl Sender {
         }
         let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
         self.spend_amplification(size);
-        Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, ack_eliciting: false, probe: false, retransmission: false })
+        Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_eliciting: false, probe: false, retransmission: false })
     }
 
     fn amplification_allows(&self, size: u32) -> bool {
@@ -468,6 +513,9 @@ impl Sender {
             }
             if space == Space::AppData && self.handshake_done_pn == Some(p.pn) {
                 self.handshake_done_pn = None;
+            }
+            if space == Space::AppData && self.max_data_pn.is_some_and(|(pn, _)| pn == p.pn) {
+                self.max_data_pn = None;
             }
             self.ack_pos = self.ack_pos.max(p.sent_before);
             if p.in_flight {
@@ -528,6 +576,11 @@ impl Sender {
             // HANDSHAKE_DONE goes again in a new packet.
             self.handshake_done_pn = None;
             self.handshake_done = p.in_flight;
+        }
+        if let Some((_, m)) = self.max_data_pn.filter(|&(pn, _)| lost.iter().any(|p| p.space == Space::AppData && p.pn == pn)) {
+            // The limit goes again unless a newer one is waiting.
+            self.max_data_pn = None;
+            self.max_data = Some(self.max_data.map_or(m, |n| n.max(m)));
         }
         let in_flight: Vec<&SentPacket> = lost.iter().filter(|p| p.in_flight).collect();
         self.stats.packets_lost += in_flight.len() as u64;

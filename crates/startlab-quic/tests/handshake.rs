@@ -24,9 +24,19 @@ fn cc() -> Controller {
     )
 }
 
-fn endpoint(role: Role, handshake: bool, sizes: HandshakeSizes, response: u64) -> Endpoint {
+fn endpoint(role: Role, handshake: bool, sizes: HandshakeSizes, response: u64, window: Option<u64>) -> Endpoint {
     Endpoint::new(
-        EndpointConfig { role, handshake, sizes, request: 200, response: Some(response), ack_policy: AckPolicy::default(), sender: SenderConfig { max_datagram_size: MDS, ..SenderConfig::default() } },
+        EndpointConfig {
+            role,
+            handshake,
+            sizes,
+            request: 200,
+            response: Some(response),
+            ack_policy: AckPolicy::default(),
+            receive_window: window.filter(|_| role == Role::Client),
+            peer_receive_window: window.filter(|_| role == Role::Server),
+            sender: SenderConfig { max_datagram_size: MDS, ..SenderConfig::default() },
+        },
         cc(),
     )
 }
@@ -46,8 +56,12 @@ struct Log {
 /// decides per packet (from the client?, space, packet number, how many times that (space, pn)
 /// was seen) whether the path loses it.
 fn run(handshake: bool, sizes: HandshakeSizes, response: u64, one_way_ms: u64, drop: impl Fn(bool, Space, u64) -> bool, limit: f64) -> (Endpoint, Endpoint, Log) {
-    let mut c = endpoint(Role::Client, handshake, sizes, response);
-    let mut s = endpoint(Role::Server, handshake, sizes, response);
+    run_with_window(handshake, sizes, response, one_way_ms, drop, limit, None)
+}
+
+fn run_with_window(handshake: bool, sizes: HandshakeSizes, response: u64, one_way_ms: u64, drop: impl Fn(bool, Space, u64) -> bool, limit: f64, window: Option<u64>) -> (Endpoint, Endpoint, Log) {
+    let mut c = endpoint(Role::Client, handshake, sizes, response, window);
+    let mut s = endpoint(Role::Server, handshake, sizes, response, window);
     let rate = Rate(100_000_000);
     let delay = Dur::from_millis(one_way_ms);
     let mut q: BinaryHeap<Reverse<(Time, u64, bool, usize)>> = BinaryHeap::new();
@@ -185,3 +199,16 @@ fn lost_server_handshake_packets_and_a_lost_finished_are_recovered() {
     assert!(finished_sends >= 2, "the client's Finished went {finished_sends} time(s)");
 }
 
+
+#[test]
+fn a_small_receive_window_limits_the_rate_to_a_window_per_round_trip() {
+    let size = 2_000_000;
+    let (_, s, free) = run_with_window(true, HandshakeSizes::default(), size, 25, never, 30.0, None);
+    let (_, sw, held) = run_with_window(true, HandshakeSizes::default(), size, 25, never, 30.0, Some(64 * 1024));
+    let (t_free, t_held) = (free.done_at.expect("done").as_secs_f64(), held.done_at.expect("done").as_secs_f64());
+    assert!(!s.sender().flow_blocked() && sw.sender().flow_blocked());
+    // At most a window (64 KiB) per 50 ms round trip: 2 MB take at least 1.5 s.
+    assert!(t_held > 1.5 && t_held > 2.0 * t_free, "{t_held} s with the window, {t_free} s without");
+    // The client raised the limit as it read: MAX_DATA frames went.
+    assert!(held.packets.iter().filter(|(_, fc, t)| *fc && t.max_data.is_some()).count() > 20);
+}
