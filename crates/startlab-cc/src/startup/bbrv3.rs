@@ -187,7 +187,7 @@ impl BbrV3 {
         let grew = s >= self.full_bw * self.cfg.full_bw_threshold;
         let any_ack = self.cfg.full_bw_check == FullBwCheck::EveryAck;
         if grew && (any_ack || self.full_bw_due) {
-            // "bw is still growing": a new baseline, the count starts over.
+            // Still growing: a new baseline, and the count starts over.
             self.full_bw = s;
             self.full_bw_count = 0;
         } else if self.full_bw_due {
@@ -207,8 +207,8 @@ impl BbrV3 {
     /// STARTUP ends at `now`: DRAIN begins.
     fn enter_drain(&mut self, reason: ExitReason, view: &CcView, now: Time) {
         if reason != ExitReason::BandwidthPlateau {
-            // "BBR.inflight_longterm = max(BBR.bdp, BBR.inflight_latest)" (§5.3.1.3; Linux
-            // `bbr_handle_queue_too_high_in_startup`, for ECN as well).
+            // §5.3.1.3, and Linux's `bbr_handle_queue_too_high_in_startup` for ECN as well: the
+            // larger of the BDP and the round's largest delivered volume.
             self.inflight_hi = Some(self.inflight(1.0, view).max(self.inflight_latest as f64));
         }
         self.mode = Mode::Drain { reason, round: view.round };
@@ -282,10 +282,10 @@ impl BbrV3 {
         let n = ack.newly_acked as f64;
         let mut cwnd = view.cwnd;
         match self.mode {
-            // "else if (C.cwnd < BBR.max_inflight || C.delivered < C.InitialCwnd)": all of N.
+            // Before the pipe is full: all of N while below max_inflight or before an IW was delivered.
             Mode::Startup if cwnd < max_inflight || (ack.delivered as f64) < iw => action.increase = n,
             Mode::Startup => {}
-            // "if (BBR.full_bw_reached) C.cwnd = min(C.cwnd + RS.newly_acked, BBR.max_inflight)".
+            // Once the pipe is full: cwnd + N, at most max_inflight.
             _ if cwnd > max_inflight => {
                 action.set_cwnd = Some(max_inflight);
                 cwnd = max_inflight;
