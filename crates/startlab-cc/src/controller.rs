@@ -91,6 +91,11 @@ pub struct Controller {
     last_reduction: Option<Reduction>,
     /// CE-marked bytes the ACKs reported so far (`AckEvent::ce_bytes`, Accurate ECN).
     ce_bytes: u64,
+    /// A loss recovery that startup rides out ([`StartupAlgorithm::keeps_startup_on_loss`]) is in
+    /// progress: the ssthresh startup resumes with when it ends.
+    ///
+    /// [`StartupAlgorithm::keeps_startup_on_loss`]: crate::startup::StartupAlgorithm::keeps_startup_on_loss
+    riding: Option<Ssthresh>,
 }
 
 /// What a congestion event did to the window (the controller's record of the last one): a
@@ -131,6 +136,7 @@ impl Controller {
             reductions: 0,
             last_reduction: None,
             ce_bytes: 0,
+            riding: None,
             cfg,
         };
         if c.phase == Phase::SlowStart && c.ssthresh.above(c.cwnd) {
@@ -272,11 +278,85 @@ impl Controller {
         }
     }
 
-    /// Bytes were retransmitted (counted for [`StartupAlgorithm::after_recovery`]).
+    /// `bytes` at sequence number `seq` were retransmitted (counted for
+    /// [`StartupAlgorithm::after_recovery`]; in startup, passed to
+    /// [`StartupAlgorithm::on_retransmit`]).
     ///
     /// [`StartupAlgorithm::after_recovery`]: crate::startup::StartupAlgorithm::after_recovery
-    pub fn on_retransmit(&mut self, bytes: u64) {
+    /// [`StartupAlgorithm::on_retransmit`]: crate::startup::StartupAlgorithm::on_retransmit
+    pub fn on_retransmit(&mut self, seq: u64, bytes: u64) {
         self.retransmitted += bytes;
+        if self.in_startup() {
+            self.startup.on_retransmit(seq, bytes);
+        }
+    }
+
+    /// In startup: slow start (or a loss recovery that startup rides out) before startup first
+    /// ended, or a per-response startup.
+    fn in_startup(&self) -> bool {
+        (self.phase == Phase::SlowStart || self.riding.is_some()) && (self.exit.is_none() || self.restarted)
+    }
+
+    /// A loss recovery that startup rides out is in progress: the endpoint passes the recovery's
+    /// ACKs to [`Controller::on_recovery_ack`].
+    pub fn rides_out_recovery(&self) -> bool {
+        self.riding.is_some()
+    }
+
+    /// An ACK that delivered data (advanced the cumulative ACK point, or SACKed new data) during
+    /// a loss recovery that startup rides out ([`Controller::rides_out_recovery`]); `acked_to` is
+    /// one past the highest byte acknowledged cumulatively or selectively. The endpoint calls it
+    /// before its own recovery step. The startup plug-in's [`StartupAlgorithm::on_recovery_ack`]
+    /// may pace or end startup; the window stays the recovery's. Does nothing otherwise.
+    ///
+    /// NOTE: in such a recovery a round ends when `acked_to` passes the round's end, and the first
+    /// round starts at the loss (the first of these ACKs fixes its end). Holes stall the cumulative
+    /// ACK for as long as the recovery lasts, while BBR's rounds count delivered data, SACKed data
+    /// included, and its loss round starts at the first loss (Linux `bbr_note_loss`, the draft's
+    /// `NoteLoss`).
+    ///
+    /// [`StartupAlgorithm::on_recovery_ack`]: crate::startup::StartupAlgorithm::on_recovery_ack
+    pub fn on_recovery_ack(&mut self, ack: &AckEvent, acked_to: u64) {
+        if self.riding.is_none() {
+            return;
+        }
+        let new_round = self.note_ack(&AckEvent { ack_seq: ack.ack_seq.max(acked_to), ..*ack });
+        let action = self.startup.on_recovery_ack(&CcView { new_round, ..self.view() }, ack);
+        if let Some(rate) = action.pacing_rate {
+            self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
+        }
+        if let Some(reason) = action.exit {
+            // The recovery goes on and ends with cwnd = ssthresh, as after a loss that ended startup.
+            self.riding = None;
+            self.ssthresh = Ssthresh::Bytes(action.set_ssthresh.unwrap_or(self.cwnd).max(2.0 * self.cfg.mss as f64));
+            self.leave_startup(ack.now, reason);
+        }
+    }
+
+    /// What every ACK updates: the CE count, the minimum RTT and the rounds. True when the ACK
+    /// ended a round.
+    fn note_ack(&mut self, ack: &AckEvent) -> bool {
+        self.ce_bytes += ack.ce_bytes;
+        if let Some(rtt) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        // §0.3: a round ends on the first ACK that covers round_end_seq.
+        // NOTE: §0.3 starts the first round "when the first data segment is sent". The initial
+        // window leaves as one burst, so the lab takes SND.NXT after that burst: the first ACK
+        // (which arrives before anything else was sent) fixes round_end_seq to its SND.NXT. Rounds
+        // then line up with flights, as Linux's and RFC 9406's do.
+        match self.round_end {
+            None => {
+                self.round_end = Some(ack.snd_nxt);
+                false
+            }
+            Some(end) if ack.ack_seq > end => {
+                self.round += 1;
+                self.round_end = Some(ack.snd_nxt);
+                true
+            }
+            Some(_) => false,
+        }
     }
 
     /// CE-marked bytes the ACKs have reported so far (the sum of [`AckEvent::ce_bytes`]; Accurate
@@ -287,25 +367,7 @@ impl Controller {
 
     /// An ACK that advanced the cumulative ACK point, outside loss recovery.
     pub fn on_ack(&mut self, ack: &AckEvent) {
-        self.ce_bytes += ack.ce_bytes;
-        if let Some(rtt) = ack.rtt {
-            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-        }
-        // §0.3: a round ends on the first ACK that covers round_end_seq.
-        // NOTE: §0.3 starts the first round "when the first data segment is sent". The initial
-        // window leaves as one burst, so the lab takes SND.NXT after that burst: the first ACK
-        // (which arrives before anything else was sent) fixes round_end_seq to its SND.NXT. Rounds
-        // then line up with flights, as Linux's and RFC 9406's do.
-        let mut new_round = false;
-        match self.round_end {
-            None => self.round_end = Some(ack.snd_nxt),
-            Some(end) if ack.ack_seq > end => {
-                self.round += 1;
-                self.round_end = Some(ack.snd_nxt);
-                new_round = true;
-            }
-            Some(_) => {}
-        }
+        let new_round = self.note_ack(ack);
         self.avoidance.on_feedback(&CcView { new_round, ..self.view() }, ack, self.phase != Phase::SlowStart);
         if self.phase == Phase::Recovery || ack.newly_acked == 0 {
             return;
@@ -368,22 +430,46 @@ impl Controller {
     /// ([`CeRule`]): `ExitAsLoss` as above, `OwnRule` changes nothing here (the algorithm reads
     /// `AckEvent::ce_bytes`). Outside slow start, ECN feedback that the avoidance suppresses
     /// (Prague's reduced RTT-dependence) changes nothing. Neither counts as a congestion event.
+    ///
+    /// A fast retransmit in startup whose plug-in keeps startup on loss
+    /// ([`StartupAlgorithm::keeps_startup_on_loss`]) does not end startup: the plug-in hears of it,
+    /// the recovery runs with ssthresh = cwnd (the window the loss found, no reduction; counted as
+    /// a congestion event), and startup resumes when it ends ([`Controller::on_recovery_exit`]).
+    /// A timeout during that recovery ends startup (reason `timeout`).
+    ///
+    /// [`StartupAlgorithm::keeps_startup_on_loss`]: crate::startup::StartupAlgorithm::keeps_startup_on_loss
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
         if ev.kind == CongestionKind::Ecn {
-            let in_startup = self.phase == Phase::SlowStart && (self.exit.is_none() || self.restarted);
+            let in_startup = self.in_startup();
             let held = if in_startup { self.startup.on_ce() == CeRule::OwnRule } else { self.phase != Phase::SlowStart && self.avoidance.suppresses_ecn(ev.now) };
             if held {
                 return;
             }
         }
         let (cwnd_before, ssthresh_before) = (self.cwnd, self.ssthresh);
+        if ev.kind == CongestionKind::FastRetransmit && ev.enter_recovery && self.in_startup() && self.riding.is_none() && self.startup.keeps_startup_on_loss() {
+            self.startup.on_congestion(&self.view(), ev);
+            let ss = self.cwnd.max(2.0 * self.cfg.mss as f64);
+            self.riding = Some(self.ssthresh);
+            self.round_end = None;
+            self.reductions += 1;
+            self.last_reduction = Some(Reduction { now: ev.now, kind: ev.kind, cwnd_before, ssthresh_before, ssthresh_after: ss });
+            self.ssthresh = Ssthresh::Bytes(ss);
+            self.cwnd = ss;
+            self.phase = Phase::Recovery;
+            return;
+        }
         let reason = match ev.kind {
             CongestionKind::FastRetransmit => ExitReason::Loss,
             CongestionKind::Timeout => ExitReason::Timeout,
             CongestionKind::Ecn => ExitReason::Ecn,
         };
         let mut plug_in_ss = None;
-        if self.phase == Phase::SlowStart {
+        if self.riding.take().is_some() {
+            // A timeout (or a Tahoe-style fast retransmit) during a recovery that startup rode out.
+            self.startup.on_congestion(&self.view(), ev);
+            self.leave_startup(ev.now, reason);
+        } else if self.phase == Phase::SlowStart {
             self.startup.on_congestion(&self.view(), ev);
             plug_in_ss = self.startup.loss_ssthresh(&self.view(), ev, self.retransmitted);
             self.leave_startup(ev.now, reason);
@@ -457,8 +543,14 @@ impl Controller {
         self.cwnd = cwnd.max(self.cfg.mss as f64);
     }
 
-    /// Recovery ended with window `cwnd`; the controller resumes in slow start or avoidance.
+    /// Recovery ended with window `cwnd`; the controller resumes in slow start or avoidance. After
+    /// a recovery that startup rode out, ssthresh is again the one before the loss, and startup
+    /// goes on.
     pub fn on_recovery_exit(&mut self, now: Time, cwnd: f64) {
+        let rode_out = self.riding.take();
+        if let Some(ss) = rode_out {
+            self.ssthresh = ss;
+        }
         self.cwnd = cwnd.max(self.cfg.mss as f64);
         if let Some(w) = self.startup.after_recovery(&self.view(), self.retransmitted) {
             self.cwnd = w.cwnd.max(self.cfg.mss as f64);
@@ -469,6 +561,9 @@ impl Controller {
         if self.ssthresh.above(self.cwnd) {
             self.phase = Phase::SlowStart;
         } else {
+            if rode_out.is_some() {
+                self.leave_startup(now, ExitReason::Ssthresh);
+            }
             self.enter_ca(now);
         }
     }

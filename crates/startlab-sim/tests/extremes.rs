@@ -60,7 +60,7 @@ proptest! {
         iw in prop::sample::select(vec![1u64, 10, 1000, 100_000]),
         startup in prop::sample::select(vec![
             "slow-start", "paced-start", "quick-start", "jump-start", "more-start", "initial-start",
-            "hystart", "hystart++", "bbr-startup", "search", "smooth-start", "vegas",
+            "hystart", "hystart++", "bbr-startup", "bbrv3", "search", "smooth-start", "vegas",
         ]),
         recovery in prop::sample::select(vec!["sack", "newreno", "tahoe"]),
         ack in prop::sample::select(vec!["every-packet", "delayed"]),

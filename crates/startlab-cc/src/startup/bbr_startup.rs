@@ -32,6 +32,7 @@
 //! max(bdp, inflight_latest)`). A classic ECE echo does not end STARTUP: BBRv3 uses ECN only
 //! with that precise, shallow-threshold feedback.
 
+use super::bbr_common::{self, EcnRounds, Pacing};
 use crate::startup::{StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
 
@@ -86,20 +87,13 @@ pub struct BbrStartup {
     full_bw_count: u32,
     /// The initial window (bytes): cwnd on the first ACK.
     initial_window: Option<f64>,
-    /// The pacing rate (bytes/s) asked for so far.
-    pacing_rate: Option<f64>,
-    /// Linux `has_seen_rtt`: the initial pacing rate came from an RTT sample, not the 1 ms default.
-    has_seen_rtt: bool,
+    /// The pacing rate asked for so far.
+    pacing: Pacing,
     /// STARTUP is over (the pipe filled, or a congestion signal ended it): a later slow start
     /// (after a timeout) is RFC 5681's.
     done: bool,
-    /// Bytes delivered and CE-marked bytes reported in the current round.
-    round_delivered: u64,
-    round_ce: u64,
-    /// `startup_ecn_rounds`: rounds in a row with the CE-marked fraction at or above the threshold.
-    ecn_rounds: u32,
-    /// `ecn_eligible`: a minimum RTT of at most `ecn_max_rtt` has been seen (sticky, as Linux's).
-    ecn_eligible: bool,
+    /// BBRv3's per-round CE-marked fraction.
+    ecn: EcnRounds,
 }
 
 impl BbrStartup {
@@ -121,10 +115,10 @@ impl BbrStartup {
     /// Length of the bandwidth filter in rounds ("windowed max of delivery-rate samples (10 rounds)").
     pub const BW_FILTER_ROUNDS: u64 = 10;
     /// `bbr_cwnd_min_target`: "minimum cwnd 4 packets".
-    pub const CWND_MIN_SEGMENTS: f64 = 4.0;
+    pub const CWND_MIN_SEGMENTS: f64 = bbr_common::CWND_MIN_SEGMENTS;
     /// The RTT assumed for the initial pacing rate before any sample (Linux: "use nominal default
     /// RTT", `USEC_PER_MSEC`).
-    pub const NOMINAL_RTT: Dur = Dur::from_millis(1);
+    pub const NOMINAL_RTT: Dur = bbr_common::NOMINAL_RTT;
 
     /// A BBR STARTUP with `cfg`.
     pub fn new(cfg: BbrStartupConfig) -> BbrStartup {
@@ -134,30 +128,10 @@ impl BbrStartup {
             full_bw: None,
             full_bw_count: 0,
             initial_window: None,
-            pacing_rate: None,
-            has_seen_rtt: false,
+            pacing: Pacing::default(),
             done: false,
-            round_delivered: 0,
-            round_ce: 0,
-            ecn_rounds: 0,
-            ecn_eligible: false,
+            ecn: EcnRounds::default(),
         }
-    }
-
-    /// BBRv3's ECN exit, at a round's end: true once `full_ecn_rounds` rounds in a row had a
-    /// CE-marked fraction of at least `ecn_thresh` while ECN-eligible.
-    fn ecn_too_high(&mut self, min_rtt: Option<Dur>) -> bool {
-        self.ecn_eligible |= min_rtt.is_some_and(|m| m <= self.cfg.ecn_max_rtt);
-        let (delivered, ce) = (std::mem::take(&mut self.round_delivered), std::mem::take(&mut self.round_ce));
-        if !self.ecn_eligible || self.cfg.full_ecn_rounds == 0 || delivered == 0 {
-            return false;
-        }
-        if ce as f64 >= self.cfg.ecn_thresh * delivered as f64 {
-            self.ecn_rounds += 1;
-        } else {
-            self.ecn_rounds = 0;
-        }
-        self.ecn_rounds >= self.cfg.full_ecn_rounds
     }
 
     /// Feeds a delivery-rate sample (bytes/s) taken in `round` to the bandwidth filter.
@@ -181,7 +155,7 @@ impl BbrStartup {
 
     /// The BDP estimate `BtlBw · RTprop` in bytes, once both are known.
     fn bdp(max_bw: Option<f64>, min_rtt: Option<Dur>) -> Option<f64> {
-        Some(max_bw? * min_rtt?.as_secs_f64())
+        bbr_common::bdp(max_bw, min_rtt)
     }
 
     /// The pacing rate after this ACK. "Initialize pacing rate to: high_gain * init_cwnd / RTT",
@@ -190,20 +164,8 @@ impl BbrStartup {
     /// "if (bbr_full_bw_reached(sk) || rate > sk->sk_pacing_rate)"); §12's formula alone would
     /// drop the rate on the first ACKs, whose samples cover one segment over one RTT.
     fn update_pacing(&mut self, iw: f64, min_rtt: Option<Dur>, max_bw: Option<f64>) -> f64 {
-        if !self.has_seen_rtt {
-            // NOTE: Linux divides by srtt; the lab's view has the minimum RTT, which on the first
-            // ACK with a sample is that sample, as srtt is.
-            let rtt = min_rtt.filter(|r| *r > Dur::ZERO);
-            self.has_seen_rtt = rtt.is_some();
-            if rtt.is_some() || self.pacing_rate.is_none() {
-                let rtt = rtt.unwrap_or(Self::NOMINAL_RTT);
-                self.pacing_rate = Some(self.cfg.pacing_gain * iw / rtt.as_secs_f64());
-            }
-        }
-        let init = self.pacing_rate.expect("set above");
-        let rate = max_bw.map_or(init, |bw| init.max(self.cfg.pacing_gain * bw));
-        self.pacing_rate = Some(rate);
-        rate
+        self.pacing.init(self.cfg.pacing_gain, iw, min_rtt);
+        self.pacing.set(max_bw.map(|bw| self.cfg.pacing_gain * bw), false)
     }
 
     /// The full-pipe test at a round end. Returns true when the pipe is full.
@@ -238,10 +200,8 @@ impl StartupAlgorithm for BbrStartup {
         // estimator does (`tcp_rate_gen`: "interval_us < tcp_min_rtt(tp)"), since they overstate
         // the rate. The lab's samples carry no app-limited mark, so every other sample counts (BBR
         // skips the full-pipe test on app-limited ones; the lab's startup flows are bulk).
-        if let Some(rs) = ack.rate_sample {
-            if rs.interval > Dur::ZERO && view.min_rtt.is_none_or(|m| rs.interval >= m) {
-                self.record(view.round, rs.rate());
-            }
+        if let Some(rate) = bbr_common::sample_rate(ack, view.min_rtt) {
+            self.record(view.round, rate);
         }
         let max_bw = self.max_bw(view.round);
         let pacing_rate = self.update_pacing(iw, view.min_rtt, max_bw);
@@ -258,11 +218,10 @@ impl StartupAlgorithm for BbrStartup {
         let mut action = StartupAction { increase, pacing_rate: Some(pacing_rate), ..StartupAction::default() };
 
         // The ACK that ends a round is counted in that round (as Linux's delivered counts).
-        self.round_delivered += ack.newly_acked;
-        self.round_ce += ack.ce_bytes;
+        self.ecn.on_ack(ack.newly_acked, ack.ce_bytes);
         if view.new_round {
-            let last_round = self.round_delivered;
-            if self.ecn_too_high(view.min_rtt) {
+            let (ecn_too_high, last_round) = self.ecn.round_end(view.min_rtt, self.cfg.ecn_thresh, self.cfg.full_ecn_rounds, self.cfg.ecn_max_rtt);
+            if ecn_too_high {
                 self.done = true;
                 // NOTE: Linux sets `full_bw_reached` and `inflight_hi = max(bdp, inflight_latest)`
                 // and DRAIN follows; as for the plateau exit below, the lab sets cwnd and ssthresh.

@@ -5,6 +5,13 @@
 //! `startups!` table below, which generates the [`Startup`] enum, its dispatch and [`DECLS`]. A plug-in owns
 //! only its private state, sees a read-only [`CcView`], and *returns* a [`StartupAction`]; it never
 //! writes cwnd or ssthresh. Time comes in with each event; plug-ins read no clock.
+//!
+//! A congestion signal normally ends startup. A plug-in may instead ride a loss recovery out
+//! ([`StartupAlgorithm::keeps_startup_on_loss`], BBRv3, whose STARTUP ends on an excessive loss
+//! rate, not on a loss): the endpoint's recovery repairs the losses at the window the loss found
+//! (no reduction), the plug-in sees the recovery's ACKs ([`StartupAlgorithm::on_recovery_ack`])
+//! and every retransmission ([`StartupAlgorithm::on_retransmit`]), and when the recovery ends
+//! startup goes on, unless the plug-in ended it meanwhile. A timeout still ends startup.
 
 mod hystart;
 mod hystart_linux;
@@ -21,7 +28,9 @@ mod packet_pair;
 mod astart;
 mod delay_ss;
 mod search;
+mod bbr_common;
 mod bbr_startup;
+mod bbrv3;
 mod initial_start;
 mod jump_start;
 mod more_start;
@@ -35,6 +44,7 @@ pub use astart::{Astart, AstartConfig, AstartEstimator};
 pub use delay_ss::{DelaySlowStart, DelaySlowStartConfig};
 pub use search::{Search, SearchConfig};
 pub use bbr_startup::{BbrStartup, BbrStartupConfig};
+pub use bbrv3::{BbrV3, BbrV3Config, FullBwCheck};
 pub use initial_start::{InitialStart, INITIAL_WINDOW as INITIAL_START_WINDOW};
 pub use jump_start::{JumpStart, JumpStartConfig};
 pub use more_start::{MoreStart, MoreStartConfig};
@@ -183,6 +193,34 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     fn report(&self) -> Vec<(&'static str, Detail)> {
         Vec::new()
     }
+
+    /// Whether startup survives a fast retransmit. Default false: the loss ends startup (reason
+    /// `loss`). True (BBRv3): the controller rides the recovery out. It calls
+    /// [`StartupAlgorithm::on_congestion`], keeps startup running and enters recovery with
+    /// ssthresh = cwnd, so that the endpoint repairs the losses without reducing the window.
+    /// During the recovery the plug-in gets [`StartupAlgorithm::on_recovery_ack`], and when the
+    /// recovery ends startup resumes with the ssthresh it had before the loss. A timeout still ends
+    /// startup, and so does a fast retransmit once startup has ended. ECN echoes follow the
+    /// declaration's [`CeRule`] as before.
+    fn keeps_startup_on_loss(&self) -> bool {
+        false
+    }
+
+    /// An ACK that advanced `SND.UNA` during a loss recovery that startup rides out (only for a
+    /// plug-in whose [`StartupAlgorithm::keeps_startup_on_loss`] is true). `view.new_round` marks a
+    /// round's end as in [`StartupAlgorithm::on_ack`]; the rounds go on counting through the
+    /// recovery. The endpoint's recovery owns the window, so the action's `increase`, `set_cwnd`
+    /// and `send_limit` are ignored. `pacing_rate` applies. `exit` ends startup now, with ssthresh
+    /// = `set_ssthresh` (else cwnd): the recovery goes on and ends with that window, as after a
+    /// loss that ended startup.
+    fn on_recovery_ack(&mut self, _view: &CcView, _ack: &AckEvent) -> StartupAction {
+        StartupAction::default()
+    }
+
+    /// `len` bytes at sequence number `seq` (data bytes counted from 0) were retransmitted while in
+    /// startup, a recovery that startup rides out included. BBRv3 counts a round's lost bytes and
+    /// its discontiguous lost ranges from them.
+    fn on_retransmit(&mut self, _seq: u64, _len: u64) {}
 
     /// An ACK in congestion avoidance (outside recovery). A threshold above cwnd re-opens slow
     /// start with it as ssthresh (Astart: "if ssthresh_est > ssthresh: ssthresh = ssthresh_est  #
@@ -360,6 +398,8 @@ startups! {
     Search(Search) = search,
     /// BBR STARTUP: pace at 2.885 x the max delivery rate until it stops growing 25 % a round (ALGORITHMS.md §12).
     BbrStartup(BbrStartup) = bbr_startup,
+    /// BBRv3's STARTUP and DRAIN, then the flow's avoidance (draft-ietf-ccwg-bbr-06, Linux BBRv3).
+    BbrV3(BbrV3) = bbrv3,
     /// Initial-Start: slow start from a large initial window (Scharf; ALGORITHMS.md §10.4).
     InitialStart(InitialStart) = initial_start,
     /// Jump-Start: the first min(queued, u) bytes paced over the handshake RTT (ALGORITHMS.md §10.2).
@@ -412,5 +452,17 @@ impl Startup {
     /// Dispatches an ACK in congestion avoidance; `Some(ssthresh)` re-opens slow start.
     pub fn reopen(&mut self, view: &CcView, ack: &AckEvent) -> Option<f64> {
         self.inner().reopen(view, ack)
+    }
+    /// Whether startup survives a fast retransmit (the plug-in rides the recovery out).
+    pub fn keeps_startup_on_loss(&self) -> bool {
+        self.inner_ref().keeps_startup_on_loss()
+    }
+    /// Dispatches an ACK of a recovery that startup rides out.
+    pub fn on_recovery_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        self.inner().on_recovery_ack(view, ack)
+    }
+    /// Dispatches a retransmission in startup.
+    pub fn on_retransmit(&mut self, seq: u64, len: u64) {
+        self.inner().on_retransmit(seq, len)
     }
 }

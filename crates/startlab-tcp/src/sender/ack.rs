@@ -73,6 +73,11 @@ impl Sender {
             self.on_dupack(now);
         }
         let delivered = self.delivered - delivered_before;
+        if newly_acked == 0 && delivered > 0 && self.in_recovery && self.cc.rides_out_recovery() {
+            // A startup that rides the recovery out (BBRv3) sees the ACKs that SACK new data too.
+            let ev = self.ack_event(now, ack, 0, flight_before, None, None);
+            self.cc.on_recovery_ack(&ev, self.sb.high_sacked());
+        }
         let prr = matches!(self.cfg.recovery, Recovery::Prr(_)) && self.in_recovery;
         let ns3 = self.cfg.recovery == Recovery::Ns3Prr && self.in_recovery;
         let lost_before = self.sb.lost_below();
@@ -149,6 +154,14 @@ impl Sender {
         let mss = self.mss() as f64;
         let mut restart_timer = true;
         if self.in_recovery {
+            if self.cc.rides_out_recovery() {
+                // A startup that rides the recovery out (BBRv3) sees its ACKs; the window stays
+                // the recovery's. A newest segment SACKed earlier was delivered then: no sample
+                // (Linux takes a sample only from data this ACK delivers).
+                let rate_sample = rate_sample.filter(|_| !newest.sacked);
+                let ev = self.ack_event(now, a, newly, flight_before, ca_rtt, rate_sample);
+                self.cc.on_recovery_ack(&ev, self.sb.high_sacked());
+            }
             match self.cfg.recovery {
                 // Tahoe collapses the window instead of entering fast recovery.
                 Recovery::Tahoe => debug_assert!(false, "Tahoe never enters fast recovery"),
@@ -194,28 +207,8 @@ impl Sender {
                 }
             }
         } else {
-            let cwnd = self.cc.cwnd();
-            // RFC 7661 / Linux tcp_is_cwnd_limited: in slow start, growth needs the flight to have
-            // used more than half the window; in avoidance, the whole window less one segment.
-            let cwnd_limited = if self.cc.phase() == Phase::SlowStart {
-                2.0 * flight_before as f64 > cwnd
-            } else {
-                flight_before as f64 + mss >= cwnd
-            };
-            self.cc.on_ack(&AckEvent {
-                now,
-                newly_acked: newly,
-                ack_seq: ack,
-                snd_nxt: self.snd_nxt,
-                rtt: ca_rtt,
-                flight_size: self.snd_nxt - self.snd_una,
-                cwnd_limited,
-                acked_segments: a.segments,
-                timer_triggered: a.timer_triggered,
-                delivered: self.delivered,
-                rate_sample,
-                ce_bytes: self.ecn.take_ce_bytes(),
-            });
+            let ev = self.ack_event(now, a, newly, flight_before, ca_rtt, rate_sample);
+            self.cc.on_ack(&ev);
         }
         if self.cfg.size.is_some_and(|s| self.snd_una >= s) {
             self.completed_at = Some(now);
@@ -224,6 +217,35 @@ impl Sender {
             self.rto_deadline = None;
         } else if restart_timer {
             self.arm_timer(now);
+        }
+    }
+
+    /// The controller's view of ACK `a`, whose cumulative point the scoreboard has just taken
+    /// (SND.UNA = `a.ack`, `newly` bytes further); `flight_before` is the flight before it. Takes
+    /// the CE-marked bytes reported since the last event.
+    fn ack_event(&mut self, now: Time, a: &Ack, newly: u64, flight_before: u64, rtt: Option<Dur>, rate_sample: Option<RateSample>) -> AckEvent {
+        let cwnd = self.cc.cwnd();
+        let mss = self.mss() as f64;
+        // RFC 7661 / Linux tcp_is_cwnd_limited: in slow start, growth needs the flight to have
+        // used more than half the window; in avoidance, the whole window less one segment.
+        let cwnd_limited = if self.cc.phase() == Phase::SlowStart {
+            2.0 * flight_before as f64 > cwnd
+        } else {
+            flight_before as f64 + mss >= cwnd
+        };
+        AckEvent {
+            now,
+            newly_acked: newly,
+            ack_seq: a.ack,
+            snd_nxt: self.snd_nxt,
+            rtt,
+            flight_size: self.snd_nxt - self.snd_una,
+            cwnd_limited,
+            acked_segments: a.segments,
+            timer_triggered: a.timer_triggered,
+            delivered: self.delivered,
+            rate_sample,
+            ce_bytes: self.ecn.take_ce_bytes(),
         }
     }
 }

@@ -127,7 +127,7 @@ impl Sender {
         self.stats.packets_sent += 1;
         if retransmit {
             self.stats.retransmissions += 1;
-            self.cc.on_retransmit(len as u64);
+            self.cc.on_retransmit(seq, len as u64);
         }
         if self.rto_deadline.is_none() {
             self.arm_timer(now);
