@@ -440,7 +440,10 @@ impl Sender {
         }
         if retransmission {
             self.stats.retransmissions += 1;
-            self.cc.on_retransmit(chunk.map_or(0, |c| c.1 as u64));
+            if let Some((off, len, _)) = chunk {
+                // The stream offset stands for TCP's sequence number.
+                self.cc.on_retransmit(off, len as u64);
+            }
         }
         if self.stats.packets_sent == 0 {
             self.cc.on_first_send(size as u64);
