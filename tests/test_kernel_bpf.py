@@ -203,6 +203,47 @@ def test_a_timing_algorithm_stays_within_a_segment_of_the_rust_window_each_round
 
 
 @needs_bpf
+@pytest.mark.parametrize(("name", "params", "acks"), conformance.PRESET_CASES)
+def test_a_hystartpp_preset_in_the_kernel_stays_within_a_segment_of_its_rust_version(name: str, params: dict[str, int], acks: int) -> None:
+    from startlab import _core
+
+    trace = conformance.conform(name, conformance.Script(acks=acks), bpf_params=params)
+    assert trace.mismatches(exact=False) == [] and conformance.verdict(trace) == []
+    left = [i for i, s in enumerate(trace.rust_in_startup) if not s]
+    assert left, "the Rust version should leave startup on this path"
+    assert trace.kernel_ssthresh[-1] < 0x7FFFFFFF, "the kernel version left startup too"
+    assert abs(trace.kernel_ssthresh[-1] - int(trace.rust_cwnd[left[0]] + 1e-9)) <= 1, "both set ssthresh to the exit window"
+    # Not vacuous: on the same ACKs, RFC 9406's windows differ from quiche's (its CSS exit ACK
+    # grows), msquic's (its first-8 minimum) and ngtcp2's (four CSS rounds). neqo's differences
+    # (the count after entry, the baseline) need an RTT drop in CSS, which this path has not.
+    rfc = conformance.scenario_text("hystart++", trace.mss, conformance.Script(acks=acks), None, kernelbpf.variant(name).avoidance)
+    rfc_cwnd = [c / trace.mss for c, _s, _i in _core.controller_trace(rfc, trace.acks)]
+    if params["PRESET"] != 3:
+        assert any(abs(a - b) > 1e-9 for a, b in zip(rfc_cwnd, trace.rust_cwnd)), "the preset should change the Rust windows on this path"
+    _left_nothing(name)
+
+
+def test_conform_params_are_the_rust_versions_and_others_are_refused_by_name() -> None:
+    from startlab.real import bpfparams
+
+    assert bpfparams.rust_params("bpf-hystart++", {"PRESET": 2, "CSS_ROUNDS": 4, "MIN_RTT_THRESH_US": 2000}) == {"preset": "msquic", "css_rounds": 4, "min_rtt_thresh": "2000us"}
+    assert bpfparams.rust_params("bpf-hystart+++cubic", {"ACK_ORDER": 3, "LATER_SLOW_STARTS": 1}) == {"ack_order": "growth-round-sample", "later_slow_starts": "hystart++"}
+    assert bpfparams.rust_params("bpf-lss", {"MAX_SSTHRESH": 50}) == {"max_ssthresh": "50pkt"}
+    with pytest.raises(ValueError, match=r"--param PRESET=5: expected 0 to 4 \(0 rfc9406, 1 quiche, 2 msquic, 3 neqo, 4 ngtcp2\)"):
+        bpfparams.rust_params("bpf-hystart++", {"PRESET": 5})
+    with pytest.raises(ValueError, match="--param INITIAL_SSTHRESH: not a parameter bpf-hystart\\+\\+ shares with its Rust version"):
+        bpfparams.rust_params("bpf-hystart++", {"INITIAL_SSTHRESH": 20})
+    # Every Rust key of the mapping is a declared parameter of the algorithm it ports.
+    import startlab
+
+    declared = {a["name"]: {p["name"] for p in a["params"]} for a in startlab.algorithms() if a["role"] == "startup"}
+    for sim, mapping in bpfparams.MAPPINGS.items():
+        assert {key for key, _ in mapping.values()} <= declared[sim], sim
+    result = CliRunner().invoke(cli, ["kernel", "conform", "bpf-hystart++", "--param", "PRESET=9"])
+    assert result.exit_code == 2 and "--param PRESET=9: expected 0 to 4" in result.output, result.output
+
+
+@needs_bpf
 def test_the_comparison_would_see_a_different_algorithm() -> None:
     # LSS in the kernel against slow start in Rust: the check is not vacuous.
     trace = conformance.conform("bpf-lss", conformance.Script(acks=2500))

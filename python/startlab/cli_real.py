@@ -75,16 +75,22 @@ def kernel_group() -> None:
     (docs/KERNEL-BPF.md; loading needs root, clang, bpftool and libbpf-dev)."""
 
 
+def _bpf_params(params: tuple[str, ...]) -> dict[str, int]:
+    """``--param NAME=N`` options as a dict; ValueError names a malformed one."""
+    values = {}
+    for item in params:
+        key, eq, value = item.partition("=")
+        if not eq or not value.strip().isdigit():
+            raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
+        values[key.strip()] = int(value)
+    return values
+
+
 def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
     from .real import kernelbpf
 
     try:
-        values = {}
-        for item in params:
-            key, eq, value = item.partition("=")
-            if not eq or not value.strip().isdigit():
-                raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
-            values[key.strip()] = int(value)
+        values = _bpf_params(params)
         if action == "build":
             click.echo(str(kernelbpf.build(name, values)))
             return True
@@ -161,14 +167,17 @@ def kernel_unload(name: str) -> None:
 @click.option("--rtt", default="40ms", show_default=True, help="The scripted path's base RTT.")
 @click.option("--initial-ssthresh", type=int, help="A finite initial ssthresh, segments (compiled into the BPF object).")
 @click.option("--json", "as_json", is_flag=True, help="Print both traces as JSON.")
-def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool) -> None:
+@click.option("--param", "params", multiple=True, metavar="NAME=N", help="A compile-time parameter (PRESET=2), given to the Rust version as its startup parameter. Repeatable.")
+def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool, params: tuple[str, ...]) -> None:
     """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
     windows ACK by ACK (root; docs/KERNEL-BPF.md)."""
-    from .real import conformance, kernelbpf
+    from .real import bpfparams, conformance, kernelbpf
     from .sweep.file import RATE_UNITS, TIME_UNITS, SweepError, parse_amount
 
     try:
         v = kernelbpf.variant(name)
+        values = _bpf_params(params)
+        rust = bpfparams.rust_params(v.name, values)
         if acks < 1 or (initial_ssthresh is not None and initial_ssthresh < 2):
             raise ValueError("--acks must be at least 1 and --initial-ssthresh at least 2 segments")
         script = conformance.Script(
@@ -179,7 +188,7 @@ def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: 
     except (ValueError, SweepError) as e:
         raise _Failure(f"error: {e}", 2) from e
     try:
-        trace = conformance.conform(v.name, script)
+        trace = conformance.conform(v.name, script, bpf_params=values)
     except kernelbpf.KernelBpfError as e:
         raise _Failure(f"error: {e}", 1) from e
     window = v.algorithm.sim in conformance.WINDOW_ALGORITHMS
@@ -189,7 +198,8 @@ def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: 
         click.echo(json.dumps({**trace.__dict__, "exact": exact, "mismatches": problems}))
     else:
         rule = "equal after every ACK" if exact else "within one segment at the end of every round" + (", equal in startup" if window else "")
-        click.echo(f"{v.name} (kernel {v.kernel_name}) against startlab's {v.algorithm.sim} ({v.avoidance}): {len(trace.acks)} ACKs, {len(trace.rounds)} rounds, mss {trace.mss}")
+        given = "".join(f", {k} = {json.dumps(x)}" for k, x in rust.items())
+        click.echo(f"{v.name} (kernel {v.kernel_name}) against startlab's {v.algorithm.sim} ({v.avoidance}{given}): {len(trace.acks)} ACKs, {len(trace.rounds)} rounds, mss {trace.mss}")
         for i in trace.rounds:
             click.echo(f"  round ending at ACK {i:5d}: kernel cwnd {trace.kernel_cwnd[i]:6d}   Rust {trace.rust_cwnd[i]:10.3f}")
         click.echo(f"windows {rule}: " + ("yes" if not problems else f"NO, {len(problems)} departures; first: {problems[0]}"))

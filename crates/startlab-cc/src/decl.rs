@@ -90,6 +90,17 @@ pub struct ParamInfo {
     pub help: &'static str,
     /// The values it accepts (windows: in bytes), checked when the scenario is read.
     pub range: Range,
+    /// Its default under a named preset of the algorithm, as (preset, default written as
+    /// `default` is): a scenario that chooses that `preset` and does not give this key gets this
+    /// default instead. Empty for most parameters.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "presets_as_map"))]
+    pub presets: &'static [(&'static str, &'static str)],
+}
+
+/// `ParamInfo::presets` as a JSON object, preset -> default.
+#[cfg(feature = "serde")]
+fn presets_as_map<S: serde::Serializer>(presets: &&'static [(&'static str, &'static str)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(presets.iter().map(|(k, v)| (k, v)))
 }
 
 /// One algorithm.
@@ -148,7 +159,13 @@ pub struct Param<T> {
 
 impl<T> Param<T> {
     const fn new(name: &'static str, kind: ParamKind, default: &'static str, help: &'static str) -> Self {
-        Param { info: ParamInfo { name, kind, default, help, range: Range::Any }, kind: PhantomData }
+        Param { info: ParamInfo { name, kind, default, help, range: Range::Any, presets: &[] }, kind: PhantomData }
+    }
+
+    /// The same parameter with other defaults under the algorithm's presets: (preset, default).
+    pub const fn presets(mut self, presets: &'static [(&'static str, &'static str)]) -> Self {
+        self.info.presets = presets;
+        self
     }
 
     /// The same parameter accepting only `range`.

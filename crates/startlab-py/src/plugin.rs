@@ -565,7 +565,7 @@ fn param_info(algorithm: &str, spec: ParamSpec) -> PyResult<ParamInfo> {
     if value.as_f64().is_some_and(|x| !range.contains(x)) {
         return Err(bad(format!("the default {default} is outside its own range")));
     }
-    Ok(ParamInfo { name: leak(name), kind, default: leak(default), help: leak(help), range })
+    Ok(ParamInfo { name: leak(name), kind, default: leak(default), help: leak(help), range, presets: &[] })
 }
 
 /// Registers a Python startup plug-in: `factory(params: dict)` returns an instance with an

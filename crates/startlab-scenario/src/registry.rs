@@ -95,6 +95,24 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_default_parses_in_range_and_names_an_option_of_its_preset() {
+        for a in startups().chain(avoidances()) {
+            let options = match a.params.iter().find(|p| p.name == "preset").map(|p| p.kind) {
+                Some(ParamKind::Choice(o)) => o,
+                _ => &[],
+            };
+            for p in a.params {
+                for (preset, default) in p.presets {
+                    assert!(options.contains(preset), "{}.{}: {preset:?} is not an option of {}.preset", a.name, p.name, a.name);
+                    let v = parse_param(p.kind, &serde_json::from_str(default).unwrap_or_else(|_| serde_json::Value::String(default.to_string())), 1000);
+                    let v = v.unwrap_or_else(|e| panic!("{}.{} under {preset}: {e}", a.name, p.name));
+                    assert!(v.as_f64().is_none_or(|x| p.range.contains(x)), "{}.{} under {preset}: out of its own range", a.name, p.name);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_declared_startup_builds_from_its_defaults_under_its_own_name() {
         let cx = startlab_cc::decl::FlowContext {
             mss: 1448,

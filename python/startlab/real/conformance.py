@@ -46,6 +46,7 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,10 +75,23 @@ WINDOW_CASES: list[tuple[str, int | None, int]] = [
 TIMING_CASES: list[tuple[str, int | None, int]] = [
     ("bpf-hystart", None, 1500),
     ("bpf-hystart+cubic", None, 1500),
-    ("bpf-hystart++", None, 1500),
-    ("bpf-hystart+++cubic", None, 1500),
+    ("bpf-hystart++", None, 3000),
+    ("bpf-hystart+++cubic", None, 3000),
     ("bpf-paced-start", None, 400),
     ("bpf-paced-start+cubic", None, 400),
+]
+#: HyStart++ as QUIC stacks deploy it: the kernel compiled with a PRESET (hystartpp.bpf.c), the
+#: Rust version with the same preset (1 quiche, 2 msquic, 3 neqo, 4 ngtcp2), and neqo's baseline
+#: option: (BPF algorithm, compile-time parameters, ACKs). HyStart++ enters CSS near 160 segments
+#: here, or a round later when the kernel's ACK times put a round's minimum under the threshold,
+#: and its five CSS rounds take 1300 ACKs (2700 a round later): 3000 ACKs see the exit either way.
+PRESET_CASES: list[tuple[str, dict[str, int], int]] = [
+    ("bpf-hystart++", {"PRESET": 1}, 3000),
+    ("bpf-hystart++", {"PRESET": 2}, 3000),
+    ("bpf-hystart++", {"PRESET": 3}, 3000),
+    ("bpf-hystart++", {"PRESET": 4}, 3000),
+    ("bpf-hystart+++cubic", {"PRESET": 4}, 3000),
+    ("bpf-hystart+++cubic", {"PRESET": 3, "CSS_BASELINE": 1}, 3000),
 ]
 
 
@@ -397,9 +411,10 @@ def _namespace() -> str:
     return f"slc{os.getpid()}-conform"
 
 
-def kernel_run(name: str, script: Script) -> dict[str, Any]:
+def kernel_run(name: str, script: Script, bpf_params: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The kernel side of the conformance run of BPF algorithm ``name`` (registered for the run
-    and unregistered after it) in a namespace made for it and removed after it."""
+    and unregistered after it, compiled with ``bpf_params``) in a namespace made for it and removed
+    after it."""
     from .testbed import permitted
 
     reason = permitted() or kernelbpf.permitted()
@@ -409,7 +424,7 @@ def kernel_run(name: str, script: Script) -> dict[str, Any]:
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     # A finite initial ssthresh is compiled in (INITIAL_SSTHRESH): Linux takes a route's ssthresh
     # only from its metrics cache, never for a first connection.
-    params = dict(PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {}))
+    params = {**(bpf_params or {}), **PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {})}
     if script.initial_ssthresh is not None:
         params["INITIAL_SSTHRESH"] = script.initial_ssthresh
     with kernelbpf.loaded(name, params) as kernel_name:
@@ -469,16 +484,20 @@ def _kernel_clocked(kernel: dict[str, Any]) -> list[tuple[int, int, int, int, in
     return out
 
 
-def conform(name: str, script: Script | None = None, params: dict[str, Any] | None = None) -> Trace:
-    """Run BPF algorithm ``name`` on the scripted path and its Rust version on the same ACKs."""
+def conform(name: str, script: Script | None = None, params: dict[str, Any] | None = None, bpf_params: Mapping[str, int] | None = None) -> Trace:
+    """Run BPF algorithm ``name`` on the scripted path and its Rust version on the same ACKs; the
+    kernel's compile-time ``bpf_params`` (``{"PRESET": 2}``) become the Rust version's startup
+    parameters (startlab.real.bpfparams), beside ``params`` given to the Rust version only."""
     from .. import _core
+    from .bpfparams import rust_params
 
     script = script or Script()
     v = kernelbpf.variant(name)
-    kernel = kernel_run(v.name, script)
+    rust_startup = {**rust_params(v.name, bpf_params or {}), **(params or {})}
+    kernel = kernel_run(v.name, script, bpf_params)
     mss = int(kernel["mss"])
     acks = _kernel_clocked(kernel)
-    text = scenario_text(v.algorithm.sim, mss, script, params, v.avoidance)
+    text = scenario_text(v.algorithm.sim, mss, script, rust_startup, v.avoidance)
     rust = _core.controller_trace(text, acks)
     trace = Trace(v.name, mss, acks, list(kernel["cwnd"]), list(kernel["ssthresh"]))  # type: ignore[arg-type]
     trace.clock = "kernel" if kernel.get("kernel_ns") and len(kernel["kernel_ns"]) == len(acks) else "peer"

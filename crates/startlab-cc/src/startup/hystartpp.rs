@@ -10,20 +10,28 @@
 //! Rounds are the controller's (ALGORITHMS.md §0.3, the RFC's `windowEnd`). The round in which CSS
 //! was entered counts as the first of the `CSS_ROUNDS` (§20 item 10).
 //!
-//! Parameters (registry name `hystart++`):
-//! * `paced` — default `false`: `L = 8` when not paced, `L = ∞` when paced ("A paced TCP
-//!   implementation SHOULD use L = infinity");
-//! * `low_window_gate` — default `false`: when true, CSS is not entered while cwnd < 16 segments
-//!   (not in the RFC; some QUIC stacks do it, ALGORITHMS.md §8.5 (d)).
+//! Parameters (registry name `hystart++`, declared in `hystartpp/decl.rs`): the RFC's constants,
+//! `paced` (`L = 8` when not paced, `L = ∞` when paced: "A paced TCP implementation SHOULD use
+//! L = infinity"), `low_window_gate` (no CSS while cwnd < 16 segments; not in the RFC), and the
+//! choices by which the QUIC stacks that deploy HyStart++ differ from the RFC's text
+//! ([`RttSamples`], [`RoundMin`], [`CssCheck`], [`CssBaseline`], [`AckOrder`], `later_slow_starts`).
+//! A `preset` ("rfc9406", "quiche", "msquic", "neqo", "ngtcp2") sets all of them as one stack
+//! does; `hystartpp/decl.rs` cites each stack's source file and version.
 //!
-//! HyStart++ runs in the initial slow start only (§8.5 (b)): "An implementation SHOULD use
-//! HyStart++ only for the initial slow start ... and fall back to using standard slow start for the
-//! remainder of the connection lifetime." After it ends, by its own exit or by a congestion signal,
-//! this plug-in is standard slow start (`cwnd += min(N, SMSS)`, RFC 5681).
+//! By default HyStart++ runs in the initial slow start only (§8.5 (b)): "An implementation SHOULD
+//! use HyStart++ only for the initial slow start ... and fall back to using standard slow start for
+//! the remainder of the connection lifetime." After it ends, by its own exit or by a congestion
+//! signal, this plug-in is standard slow start (`cwnd += min(N, SMSS)`, RFC 5681), unless
+//! `later_slow_starts = "hystart++"`, which starts it afresh in every later slow start.
 
 use crate::startup::{StartupAction, StartupAlgorithm};
 use crate::{AckEvent, CcView, CongestionEvent, ExitReason};
 use startlab_units::Dur;
+
+mod decl;
+pub use decl::DECL;
+#[cfg(test)]
+mod tests;
 
 /// `MIN_RTT_THRESH`: the floor of `RttThresh`.
 pub const MIN_RTT_THRESH: Dur = Dur::from_millis(4);
@@ -42,13 +50,154 @@ pub const L: u64 = 8;
 /// The window below which `low_window_gate` holds off CSS, in segments.
 const LOW_WINDOW: f64 = 16.0;
 
-/// Configuration of [`HyStartPlusPlus`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// A closed set of choices, each with its name in scenarios.
+macro_rules! named {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name { $($(#[$vm])* $v,)* }
+        impl $name {
+            /// Every choice's name in scenarios, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($s),*];
+            /// The name in scenarios.
+            pub fn name(self) -> &'static str {
+                match self { $(Self::$v => $s,)* }
+            }
+            /// The choice named `s`.
+            pub fn named(s: &str) -> Option<Self> {
+                match s { $($s => Some(Self::$v),)* _ => None }
+            }
+        }
+    };
+}
+
+named! {
+    /// How many RTT samples an ACK with an RTT sample gives.
+    RttSamples {
+        /// One (RFC 9406: "For each arriving ACK ... rttSampleCount += 1").
+        PerAck = "per-ack",
+        /// One per segment it acknowledges, each with the ACK's RTT (quiche: its congestion control
+        /// runs per acknowledged packet with the connection's latest RTT).
+        PerSegment = "per-segment",
+    }
+}
+
+named! {
+    /// Which samples of a round its minimum RTT is taken over.
+    RoundMin {
+        /// Every sample (RFC 9406); the tests run from the `N_RTT_SAMPLE`-th sample on.
+        AllSamples = "all-samples",
+        /// The first `N_RTT_SAMPLE` only; both tests run on the later samples of the round, against
+        /// that minimum (msquic).
+        FirstN = "first-n",
+    }
+}
+
+named! {
+    /// When CSS checks whether its entry was spurious (the round's minimum below the baseline).
+    CssCheck {
+        /// On every sample once the round has `N_RTT_SAMPLE` (RFC 9406, msquic).
+        NSamples = "n-samples",
+        /// On every sample, from the round's first (ngtcp2).
+        EverySample = "every-sample",
+        /// On every `N_RTT_SAMPLE`-th sample: the count restarts after each check (quiche).
+        EveryNthSample = "every-nth-sample",
+        /// As `n-samples`, but the count restarts when CSS is entered, so the round of entry needs
+        /// `N_RTT_SAMPLE` more samples (neqo).
+        NAfterEntry = "n-after-entry",
+    }
+}
+
+named! {
+    /// The baseline a CSS round's minimum is compared with.
+    CssBaseline {
+        /// `currentRoundMinRTT` when CSS was entered (RFC 9406).
+        EntryMin = "entry-min",
+        /// `lastRoundMinRTT + RttThresh` at entry, the level that triggered CSS (neqo's
+        /// `HyStartCssBaseline::EntryThreshold`, not its default).
+        EntryThreshold = "entry-threshold",
+    }
+}
+
+named! {
+    /// The order of the three steps of an ACK: R, the round that ends on it (the minima roll over,
+    /// a CSS round is counted and CSS may end); G, its growth (with the phase at that step); S, its
+    /// RTT samples with the tests after each.
+    AckOrder {
+        /// R, G, S (RFC 9406 as ALGORITHMS.md §0.5 orders it): the round-ending ACK's sample opens
+        /// the next round; the ACK that completes CSS adds nothing.
+        RoundGrowthSample = "round-growth-sample",
+        /// G, S, R (quiche): the round-ending ACK's sample belongs to the round it ends, and the
+        /// ACK that completes CSS still grows.
+        GrowthSampleRound = "growth-sample-round",
+        /// S, R, G (msquic, neqo): the tests come first, so the ACK that enters CSS already grows by
+        /// a CSS increment, and the ACK that completes CSS adds nothing.
+        SampleRoundGrowth = "sample-round-growth",
+        /// G, R, S (ngtcp2): the ACK that completes CSS grows; CSS ends after its sample, unless
+        /// that sample found the entry spurious.
+        GrowthRoundSample = "growth-round-sample",
+    }
+}
+
+/// Configuration of [`HyStartPlusPlus`]; the default is RFC 9406's.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HyStartPlusPlusConfig {
     /// The sender paces: `L = ∞` instead of 8.
     pub paced: bool,
     /// Hold off CSS while cwnd < 16 segments (not in RFC 9406).
     pub low_window_gate: bool,
+    /// `MIN_RTT_THRESH`.
+    pub min_rtt_thresh: Dur,
+    /// `MAX_RTT_THRESH`.
+    pub max_rtt_thresh: Dur,
+    /// `MIN_RTT_DIVISOR` (at least 1).
+    pub min_rtt_divisor: u64,
+    /// `N_RTT_SAMPLE`.
+    pub n_rtt_sample: u32,
+    /// `CSS_GROWTH_DIVISOR`.
+    pub css_growth_divisor: f64,
+    /// `CSS_ROUNDS`: round ends in CSS, the round of entry's included, before congestion avoidance.
+    pub css_rounds: u32,
+    /// Samples per ACK.
+    pub rtt_samples: RttSamples,
+    /// The samples a round's minimum is taken over.
+    pub round_min: RoundMin,
+    /// When CSS checks for a spurious entry.
+    pub css_check: CssCheck,
+    /// What CSS compares a round's minimum with.
+    pub css_baseline: CssBaseline,
+    /// The order of an ACK's steps.
+    pub order: AckOrder,
+    /// HyStart++ again in every later slow start (after a timeout), not standard slow start.
+    pub later_slow_starts: bool,
+}
+
+impl Default for HyStartPlusPlusConfig {
+    fn default() -> Self {
+        HyStartPlusPlusConfig {
+            paced: false,
+            low_window_gate: false,
+            min_rtt_thresh: MIN_RTT_THRESH,
+            max_rtt_thresh: MAX_RTT_THRESH,
+            min_rtt_divisor: MIN_RTT_DIVISOR,
+            n_rtt_sample: N_RTT_SAMPLE,
+            css_growth_divisor: CSS_GROWTH_DIVISOR,
+            css_rounds: CSS_ROUNDS,
+            rtt_samples: RttSamples::PerAck,
+            round_min: RoundMin::AllSamples,
+            css_check: CssCheck::NSamples,
+            css_baseline: CssBaseline::EntryMin,
+            order: AckOrder::RoundGrowthSample,
+            later_slow_starts: false,
+        }
+    }
+}
+
+impl HyStartPlusPlusConfig {
+    /// `RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / MIN_RTT_DIVISOR, MAX_RTT_THRESH))`.
+    pub fn rtt_thresh(&self, last_round_min_rtt: Dur) -> Dur {
+        Dur(last_round_min_rtt.as_nanos() / self.min_rtt_divisor.max(1)).min(self.max_rtt_thresh).max(self.min_rtt_thresh)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +206,8 @@ enum Phase {
     SlowStart,
     /// Conservative Slow Start.
     Css,
-    /// HyStart++ has ended (CSS finished or a congestion signal): later slow starts are standard.
+    /// HyStart++ has ended (CSS finished or a congestion signal): later slow starts are standard,
+    /// or HyStart++ afresh with `later_slow_starts`.
     Done,
 }
 
@@ -78,11 +228,6 @@ pub struct HyStartPlusPlus {
     css_rounds: u32,
 }
 
-/// `RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / MIN_RTT_DIVISOR, MAX_RTT_THRESH))`.
-pub(crate) fn rtt_thresh(last_round_min_rtt: Dur) -> Dur {
-    Dur(last_round_min_rtt.as_nanos() / MIN_RTT_DIVISOR).clamp(MIN_RTT_THRESH, MAX_RTT_THRESH)
-}
-
 impl HyStartPlusPlus {
     /// A flow in its initial slow start: every RTT variable at infinity.
     pub fn new(cfg: HyStartPlusPlusConfig) -> HyStartPlusPlus {
@@ -97,6 +242,11 @@ impl HyStartPlusPlus {
         }
     }
 
+    /// The configuration.
+    pub fn config(&self) -> &HyStartPlusPlusConfig {
+        &self.cfg
+    }
+
     /// `min(N, L*SMSS)`, with `L = ∞` when paced.
     fn limited(&self, newly_acked: u64, mss: u64) -> f64 {
         match self.cfg.paced {
@@ -104,53 +254,67 @@ impl HyStartPlusPlus {
             false => newly_acked.min(L * mss) as f64,
         }
     }
-}
 
-impl StartupAlgorithm for HyStartPlusPlus {
-    fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
-        if self.phase == Phase::Done {
-            // Standard slow start (RFC 5681 §3.1) for every slow start after the initial one.
-            return StartupAction::grow(ack.newly_acked.min(view.mss) as f64);
-        }
-
-        // "When windowEnd is ACKed, the current round ends and windowEnd is set to SND.NXT. At the
-        // start of each round during standard slow start and CSS, initialize the variables used to
-        // compute the last round's and current round's minimum RTT:
-        //     lastRoundMinRTT = currentRoundMinRTT; currentRoundMinRTT = infinity;
-        //     rttSampleCount = 0"
-        if view.new_round {
-            self.last_round_min_rtt = self.current_round_min_rtt;
-            self.current_round_min_rtt = None;
-            self.rtt_sample_count = 0;
-            if self.phase == Phase::Css {
-                // "If CSS_ROUNDS rounds are complete, enter congestion avoidance by setting the
-                // ssthresh to the current cwnd."
-                self.css_rounds += 1;
-                if self.css_rounds >= CSS_ROUNDS {
-                    self.phase = Phase::Done;
-                    // NOTE: the ACK that completes the rounds adds nothing, so ssthresh is the
-                    // window at the end of the last CSS round.
-                    return StartupAction::exit(ExitReason::CssDone);
-                }
-            }
-        }
-
-        // "For each arriving ACK in slow start, where N is the number of previously unacknowledged
-        // bytes acknowledged in the arriving ACK: cwnd = cwnd + min(N, L*SMSS)"
-        // "For each arriving ACK in CSS ...: cwnd = cwnd + (min(N, L*SMSS) / CSS_GROWTH_DIVISOR)"
-        let increase = match self.phase {
-            Phase::Css => self.limited(ack.newly_acked, view.mss) / CSS_GROWTH_DIVISOR,
+    /// G: "For each arriving ACK in slow start, where N is the number of previously unacknowledged
+    /// bytes acknowledged in the arriving ACK: cwnd = cwnd + min(N, L*SMSS)"; "For each arriving
+    /// ACK in CSS ...: cwnd = cwnd + (min(N, L*SMSS) / CSS_GROWTH_DIVISOR)".
+    fn growth(&self, view: &CcView, ack: &AckEvent) -> f64 {
+        match self.phase {
+            Phase::Css => self.limited(ack.newly_acked, view.mss) / self.cfg.css_growth_divisor,
             _ => self.limited(ack.newly_acked, view.mss),
-        };
+        }
+    }
 
-        // "keep track of the minimum observed RTT: currentRoundMinRTT = min(currentRoundMinRTT,
-        // currRTT); rttSampleCount += 1". An ACK without a sample (Karn) counts nothing (§8.5 (c)).
-        if let Some(rtt) = ack.rtt {
+    /// R: "When windowEnd is ACKed, the current round ends and windowEnd is set to SND.NXT. At the
+    /// start of each round during standard slow start and CSS, initialize the variables used to
+    /// compute the last round's and current round's minimum RTT: lastRoundMinRTT =
+    /// currentRoundMinRTT; currentRoundMinRTT = infinity; rttSampleCount = 0". True when this
+    /// completes the CSS rounds: "If CSS_ROUNDS rounds are complete, enter congestion avoidance by
+    /// setting the ssthresh to the current cwnd."
+    fn end_round(&mut self) -> bool {
+        self.last_round_min_rtt = self.current_round_min_rtt;
+        self.current_round_min_rtt = None;
+        self.rtt_sample_count = 0;
+        if self.phase == Phase::Css {
+            self.css_rounds += 1;
+            return self.css_rounds >= self.cfg.css_rounds;
+        }
+        false
+    }
+
+    /// S: the ACK's RTT samples, each followed by the tests. An ACK without a sample (Karn) counts
+    /// nothing (§8.5 (c)); the RFC's tests still run on it, against the round's samples so far
+    /// (msquic's `first-n` runs them only with a sample).
+    fn samples(&mut self, view: &CcView, ack: &AckEvent) {
+        let Some(rtt) = ack.rtt else {
+            if self.cfg.round_min == RoundMin::AllSamples {
+                self.tests(view);
+            }
+            return;
+        };
+        let n = match self.cfg.rtt_samples {
+            RttSamples::PerAck => 1,
+            RttSamples::PerSegment => ack.acked_segments.max(1),
+        };
+        for _ in 0..n {
+            // "keep track of the minimum observed RTT: currentRoundMinRTT = min(currentRoundMinRTT,
+            // currRTT); rttSampleCount += 1". msquic keeps the first N_RTT_SAMPLE only, and tests
+            // on the samples after them.
+            if self.cfg.round_min == RoundMin::FirstN && self.rtt_sample_count >= self.cfg.n_rtt_sample {
+                self.tests(view);
+                continue;
+            }
             self.current_round_min_rtt = Some(self.current_round_min_rtt.map_or(rtt, |m| m.min(rtt)));
             self.rtt_sample_count += 1;
+            if self.cfg.round_min == RoundMin::AllSamples {
+                self.tests(view);
+            }
         }
-        let enough = self.rtt_sample_count >= N_RTT_SAMPLE;
+    }
 
+    /// The delay test in slow start, the spurious-entry test in CSS.
+    fn tests(&mut self, view: &CcView) {
+        let enough = self.rtt_sample_count >= self.cfg.n_rtt_sample;
         match (self.phase, self.current_round_min_rtt, self.last_round_min_rtt) {
             // "For rounds where at least N_RTT_SAMPLE RTT samples have been obtained and
             // currentRoundMinRTT and lastRoundMinRTT are valid, check to see if delay increase
@@ -159,223 +323,104 @@ impl StartupAlgorithm for HyStartPlusPlus {
             // RttThresh)) cssBaselineMinRtt = currentRoundMinRTT; exit slow start and enter CSS"
             (Phase::SlowStart, Some(current), Some(last)) if enough => {
                 let gated = self.cfg.low_window_gate && view.cwnd < LOW_WINDOW * view.mss as f64;
-                if !gated && current >= last + rtt_thresh(last) {
-                    self.css_baseline_min_rtt = Some(current);
+                let thresh = self.cfg.rtt_thresh(last);
+                if !gated && current >= last + thresh {
+                    self.css_baseline_min_rtt = Some(match self.cfg.css_baseline {
+                        CssBaseline::EntryMin => current,
+                        CssBaseline::EntryThreshold => last + thresh,
+                    });
                     self.phase = Phase::Css;
                     self.css_rounds = 0;
+                    if self.cfg.css_check == CssCheck::NAfterEntry {
+                        self.rtt_sample_count = 0;
+                    }
                 }
             }
             // "For CSS rounds where at least N_RTT_SAMPLE RTT samples have been obtained, check to
             // see if the current round's minRTT drops below baseline (cssBaselineMinRtt) indicating
             // that slow start exit was spurious: if (currentRoundMinRTT < cssBaselineMinRtt)
             // cssBaselineMinRtt = infinity; resume slow start including HyStart++"
-            (Phase::Css, Some(current), _)
-                if enough && self.css_baseline_min_rtt.is_some_and(|baseline| current < baseline) =>
-            {
-                self.css_baseline_min_rtt = None;
-                self.phase = Phase::SlowStart;
+            (Phase::Css, Some(current), _) => {
+                let due = match self.cfg.css_check {
+                    CssCheck::NSamples | CssCheck::NAfterEntry | CssCheck::EveryNthSample => enough,
+                    CssCheck::EverySample => true,
+                };
+                if !due {
+                    return;
+                }
+                if self.cfg.css_check == CssCheck::EveryNthSample {
+                    self.rtt_sample_count = 0;
+                }
+                if self.css_baseline_min_rtt.is_some_and(|baseline| current < baseline) {
+                    self.css_baseline_min_rtt = None;
+                    self.phase = Phase::SlowStart;
+                }
             }
             _ => {}
         }
-        StartupAction::grow(increase)
     }
 
-    /// "If loss or ECN-marking is observed anytime during standard slow start or CSS, ... enter
-    /// congestion avoidance" — the controller does that; HyStart++ is not used again.
-    fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
+    /// CSS is complete: congestion avoidance with ssthresh = cwnd after `increase`.
+    fn css_done(&mut self, increase: f64) -> StartupAction {
         self.phase = Phase::Done;
+        StartupAction { increase, exit: Some(ExitReason::CssDone), ..StartupAction::default() }
     }
 }
 
-
-use crate::decl::{AlgorithmInfo, Param, no_check};
-
-/// `paced` of `startup = { algorithm = "hystart++", ... }`.
-pub const PACED: Param<bool> = Param::flag("paced", "false", "the sender paces: L = infinity instead of 8 (cwnd += min(N, L*SMSS))");
-
-/// `low_window_gate` of `startup = { algorithm = "hystart++", ... }`.
-pub const LOW_WINDOW_GATE: Param<bool> = Param::flag("low_window_gate", "false", "do not enter CSS while cwnd < 16 segments (not in RFC 9406; some QUIC stacks)");
-
-/// The declaration of `hystart++` (its entry in `startup::DECLS`).
-pub const DECL: super::StartupDecl = super::StartupDecl {
-    info: AlgorithmInfo {
-        name: "hystart++",
-        role: "startup",
-        summary: "HyStart++: when a round's min RTT rises by clamp(lastRoundMinRTT/8, 4 ms, 16 ms), Conservative Slow Start (growth/4) for 5 rounds, then ssthresh = cwnd; an RTT drop in CSS resumes slow start",
-        source: "RFC 9406 §4 (ALGORITHMS.md §8.5)",
-        params: &[PACED.info, LOW_WINDOW_GATE.info],
-    },
-    build: super::Build::Native(|p, _| super::Startup::HyStartPlusPlus(HyStartPlusPlus::new(HyStartPlusPlusConfig {
-            paced: p.get(&PACED),
-            low_window_gate: p.get(&LOW_WINDOW_GATE),
-        }))),
-    check: no_check,
-    per_response: false,
-    router_approval: false,
-    sets_initial_window: false,
-    on_ce: super::CeRule::ExitAsLoss,
-};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testkit::{at_ms, ms, Sender, MSS};
-    use crate::startup::Startup;
-    use crate::{CongestionKind, Phase as CcPhase, Ssthresh};
-
-    fn hspp(cfg: HyStartPlusPlusConfig) -> Startup {
-        Startup::HyStartPlusPlus(HyStartPlusPlus::new(cfg))
+impl StartupAlgorithm for HyStartPlusPlus {
+    fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+        if self.phase == Phase::Done {
+            if !self.cfg.later_slow_starts {
+                // Standard slow start (RFC 5681 §3.1) for every slow start after the initial one.
+                return StartupAction::grow(ack.newly_acked.min(view.mss) as f64);
+            }
+            // A later slow start (after a timeout): HyStart++ afresh, every RTT variable at ∞.
+            *self = HyStartPlusPlus::new(self.cfg);
+        }
+        let round_ends = view.new_round;
+        match self.cfg.order {
+            AckOrder::RoundGrowthSample => {
+                if round_ends && self.end_round() {
+                    // NOTE: the ACK that completes the rounds adds nothing, so ssthresh is the
+                    // window at the end of the last CSS round.
+                    return self.css_done(0.0);
+                }
+                // The increase follows the phase the ACK found, before its sample is looked at.
+                let increase = self.growth(view, ack);
+                self.samples(view, ack);
+                StartupAction::grow(increase)
+            }
+            AckOrder::GrowthSampleRound => {
+                let increase = self.growth(view, ack);
+                self.samples(view, ack);
+                if round_ends && self.end_round() {
+                    return self.css_done(increase);
+                }
+                StartupAction::grow(increase)
+            }
+            AckOrder::SampleRoundGrowth => {
+                self.samples(view, ack);
+                if round_ends && self.end_round() {
+                    return self.css_done(0.0);
+                }
+                StartupAction::grow(self.growth(view, ack))
+            }
+            AckOrder::GrowthRoundSample => {
+                let increase = self.growth(view, ack);
+                let complete = round_ends && self.end_round();
+                self.samples(view, ack);
+                if complete && self.phase == Phase::Css {
+                    return self.css_done(increase);
+                }
+                StartupAction::grow(increase)
+            }
+        }
     }
 
-    /// cwnd growth (segments) over the next ACK of one segment.
-    fn step(s: &mut Sender, t: u64, rtt: u64) -> f64 {
-        let before = s.cwnd();
-        s.ack_n(at_ms(t), Some(ms(rtt)), 1);
-        s.cwnd() - before
-    }
-
-    #[test]
-    fn rtt_thresh_is_an_eighth_of_the_last_round_clamped_to_4_and_16_ms() {
-        // ALGORITHMS.md §8.7: 2 → 4, 20 → 4, 80 → 10, 128 → 16, 200 → 16 (ms).
-        for (last, thresh) in [(2, 4), (20, 4), (80, 10), (128, 16), (200, 16)] {
-            assert_eq!(rtt_thresh(ms(last)), ms(thresh), "lastRoundMinRTT {last} ms");
-        }
-        assert_eq!(rtt_thresh(ms(100)), Dur::from_micros(12_500));
-    }
-
-    #[test]
-    fn enters_css_on_the_round_where_the_min_rtt_rises_by_more_than_its_threshold() {
-        let mut s = Sender::new(hspp(HyStartPlusPlusConfig::default()), 10);
-        // Round 1, t=100.. ms: 10 ACKs at RTT 100 ms; lastRoundMinRTT is ∞: no test.
-        for i in 0..10 {
-            assert_eq!(step(&mut s, 100 + i, 100), 1.0);
-        }
-        // Round 2: RttThresh = 12.5 ms. Samples at 112 ms stay below 112.5 ms: slow start.
-        for i in 0..20 {
-            assert_eq!(step(&mut s, 200 + i, 112), 1.0, "ACK {i} of round 2 in slow start");
-        }
-        // Round 3: last = 112 ms, RttThresh = 14 ms; 126 ms ≥ 126 ms at the 8th sample: CSS. That
-        // ACK still grew by a segment (the test follows the increase), the next ones by a quarter.
-        for i in 0..8 {
-            assert_eq!(step(&mut s, 300 + i, 126), 1.0, "ACK {i} of round 3 before the test holds");
-        }
-        for i in 8..40 {
-            assert_eq!(step(&mut s, 300 + i, 126), 0.25, "ACK {i} of round 3 in CSS");
-        }
-        assert_eq!(s.c.phase(), CcPhase::SlowStart, "CSS is still startup");
-        assert_eq!(s.exit(), None);
-    }
-
-    /// Rounds 1-2 at 100 ms, round 3 at 113 ms (≥ 100 + 12.5 on its 8th sample): CSS from there,
-    /// with cwnd 40 + 8 = 48 segments at entry and 48 + 32/4 = 56 at the end of round 3.
-    fn into_css(s: &mut Sender) {
-        for (start, rtt) in [(100, 100), (200, 100), (300, 113)] {
-            assert_eq!(s.flight_acks(at_ms(start), ms(1), |_| Some(ms(rtt))), None);
-        }
-        assert_eq!(s.cwnd(), 56.0);
-    }
-
-    #[test]
-    fn leaves_css_after_css_rounds_with_ssthresh_equal_to_cwnd() {
-        let mut s = Sender::new(hspp(HyStartPlusPlusConfig::default()), 10);
-        into_css(&mut s);
-        // Round 3 was the entry round (CSS round 1). Rounds 4-7 are CSS rounds 2-5, each growing
-        // by a quarter of its flight: 56 → 70 → 87.5 → 109.25 → 136.5 (whole segments in flight: 56, 70, 87, 109).
-        let mut start = 400;
-        for want in [70.0, 87.5, 109.25, 136.5] {
-            assert_eq!(s.flight_acks(at_ms(start), ms(1), |_| Some(ms(113))), None);
-            assert_eq!(s.cwnd(), want, "a CSS round grows by flight/4");
-            start += 200;
-        }
-        // The first ACK of round 8 ends CSS round 5: CA with ssthresh = cwnd.
-        assert_eq!(s.flight_acks(at_ms(start), ms(1), |_| Some(ms(113))), Some(0));
-        assert_eq!(s.exit(), Some((ExitReason::CssDone, 136.5)));
-        assert_eq!(s.c.ssthresh(), Ssthresh::Bytes(136.5 * MSS as f64));
-        assert_eq!(s.c.phase(), CcPhase::CongestionAvoidance);
-    }
-
-    #[test]
-    fn an_rtt_below_the_css_baseline_resumes_slow_start() {
-        let mut s = Sender::new(hspp(HyStartPlusPlusConfig::default()), 10);
-        into_css(&mut s);
-        // Round 4: 56 ACKs at 105 ms < baseline 113 ms. The 8th sample proves the exit spurious:
-        // seven ACKs grow by a quarter, the eighth still by a quarter (CSS when it arrived), then
-        // slow start: 56 + 8/4 + 48 = 106.
-        assert_eq!(s.flight_acks(at_ms(400), ms(1), |_| Some(ms(105))), None);
-        assert_eq!(s.cwnd(), 106.0);
-        // Rounds 5-7 at 105 ms (no rise over round 4): plain slow start, and no CSS exit comes.
-        for start in [600, 1000, 2000] {
-            assert_eq!(s.flight_acks(at_ms(start), ms(1), |_| Some(ms(105))), None);
-        }
-        assert_eq!(s.cwnd(), 106.0 * 8.0, "doubling again");
-    }
-
-    #[test]
-    fn acks_without_an_rtt_sample_grow_the_window_but_are_not_samples() {
-        let mut s = Sender::new(hspp(HyStartPlusPlusConfig::default()), 10);
-        for (start, rtt) in [(100, 100), (200, 100)] {
-            s.flight_acks(at_ms(start), ms(1), |_| Some(ms(rtt)));
-        }
-        // Round 3: the first four ACKs carry no sample (Karn); the 8th sample is the 12th ACK.
-        for i in 0..4 {
-            let before = s.cwnd();
-            s.ack_n(at_ms(300 + i), None, 1);
-            assert_eq!(s.cwnd() - before, 1.0);
-        }
-        for i in 4..12 {
-            assert_eq!(step(&mut s, 300 + i, 113), 1.0, "ACK {i}: fewer than 8 samples");
-        }
-        assert_eq!(step(&mut s, 312, 113), 0.25, "CSS after the 8th sample");
-    }
-
-    #[test]
-    fn byte_counting_is_capped_at_l_segments_unless_paced() {
-        // A stretch ACK covering 10 segments adds 8 SMSS (L = 8) unpaced, all 10 when paced.
-        let mut s = Sender::new(hspp(HyStartPlusPlusConfig::default()), 20);
-        s.ack_n(at_ms(100), Some(ms(100)), 10);
-        assert_eq!(s.cwnd(), 28.0);
-        let mut p = Sender::new(hspp(HyStartPlusPlusConfig { paced: true, ..Default::default() }), 20);
-        p.ack_n(at_ms(100), Some(ms(100)), 10);
-        assert_eq!(p.cwnd(), 30.0);
-    }
-
-    #[test]
-    fn the_low_window_gate_holds_off_css_below_sixteen_segments() {
-        // IW 4. Round 1: 4 ACKs at 100 ms (cwnd 4 → 8). Round 2: 8 ACKs at 120 ms ≥ 100 + 12.5;
-        // the 8th sample arrives with cwnd 15: the RFC enters CSS there, the gate does not (15 < 16).
-        // Either way that ACK grew by a full segment: cwnd 16. Round 3: 16 ACKs at 120 ms.
-        let run = |cfg| {
-            let mut s = Sender::new(hspp(cfg), 4);
-            s.flight_acks(at_ms(100), ms(1), |_| Some(ms(100)));
-            s.flight_acks(at_ms(200), ms(1), |_| Some(ms(120)));
-            assert_eq!(s.cwnd(), 16.0);
-            s.flight_acks(at_ms(400), ms(1), |_| Some(ms(120)));
-            s.cwnd()
-        };
-        assert_eq!(run(HyStartPlusPlusConfig::default()), 20.0, "RFC: round 3 in CSS, 16 + 16/4");
-        let gated = HyStartPlusPlusConfig { low_window_gate: true, ..Default::default() };
-        assert_eq!(run(gated), 32.0, "gated: round 3 in slow start, and 120 ms is no rise over round 2");
-    }
-
-    #[test]
-    fn after_a_congestion_signal_hystartpp_is_standard_slow_start() {
-        let mut h = HyStartPlusPlus::new(HyStartPlusPlusConfig::default());
-        let view = CcView { cwnd: 20.0 * MSS as f64, ssthresh: Ssthresh::Bytes(100.0 * MSS as f64), mss: MSS, round: 4, min_rtt: None, new_round: false };
-        h.on_congestion(&view, &CongestionEvent { now: at_ms(1), kind: CongestionKind::Timeout, flight_size: 0, enter_recovery: false });
-        let stretch = AckEvent {
-            now: at_ms(2),
-            newly_acked: 4 * MSS,
-            ack_seq: 4 * MSS,
-            snd_nxt: 20 * MSS,
-            rtt: Some(ms(500)),
-            flight_size: 16 * MSS,
-            acked_segments: 4,
-            delivered: 4 * MSS,
-            ..AckEvent::default()
-        };
-        for round in 0..30 {
-            let a = h.on_ack(&CcView { new_round: true, round, ..view }, &stretch);
-            assert_eq!(a, StartupAction::grow(MSS as f64), "min(N, SMSS), never CSS, never an exit");
-        }
+    /// "If loss or ECN-marking is observed anytime during standard slow start or CSS, ... enter
+    /// congestion avoidance" — the controller does that; HyStart++ is not used again, unless
+    /// `later_slow_starts` starts it afresh in the next slow start.
+    fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {
+        self.phase = Phase::Done;
     }
 }

@@ -39,7 +39,20 @@ pub(super) fn startup(p: &str, t: Option<&std::collections::BTreeMap<String, ser
             return err(format!("{p}.{key}"), format!("is not a parameter of {name:?} ({hint})"));
         }
     }
-    let params = info.params.iter().map(|q| Ok((q.name, param_value(p, q, t.get(q.name), mss)?))).collect::<R<_>>()?;
+    // A `preset` sets the defaults of the parameters that declare one for it; a key the scenario
+    // gives overrides its preset.
+    let preset = match info.params.iter().find(|q| q.name == "preset") {
+        Some(q) => match param_value(p, q, t.get(q.name), mss)? {
+            crate::registry::ParamValue::Choice(c) => Some(c),
+            _ => None,
+        },
+        None => None,
+    };
+    let default_of = |q: &crate::registry::ParamInfo| match q.presets.iter().find(|(name, _)| Some(*name) == preset.as_deref()) {
+        Some((_, default)) => crate::registry::ParamInfo { default, ..*q },
+        None => *q,
+    };
+    let params = info.params.iter().map(|q| Ok((q.name, param_value(p, &default_of(q), t.get(q.name), mss)?))).collect::<R<_>>()?;
     Ok(StartupSpec { algorithm: info.name, params })
 }
 
@@ -294,4 +307,50 @@ pub(super) fn tcp(p: &str, t: raw::Tcp) -> R<TcpSpec> {
             Some(Amount::Keyword(k)) => return err(format!("{p}.startup_min_response"), format!("{k:?} is not a size; expected bytes (\"10kB\") or packets (\"7pkt\")")),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::ParamValue::{Bool, Choice, Integer};
+
+    /// One flow with `startup = { <startup> }`.
+    fn scenario(startup: &str) -> String {
+        format!(
+            "seed = 1\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck_rate = \"10Mbps\"\nrtt = \"40ms\"\naccess_rate = \"1Gbps\"\nqueue = {{ kind = \"droptail\", limit = \"100pkt\" }}\n[[flows]]\nname = \"f\"\nsize = \"infinite\"\nstartup = {{ {startup} }}\n"
+        )
+    }
+
+    fn params(startup: &str) -> std::collections::BTreeMap<&'static str, crate::registry::ParamValue> {
+        crate::from_toml(&scenario(startup)).unwrap_or_else(|e| panic!("{startup}: {e}")).flows.remove(0).startup.params
+    }
+
+    #[test]
+    fn a_preset_sets_the_defaults_and_a_given_key_overrides_it() {
+        let rfc = params(r#"algorithm = "hystart++""#);
+        assert_eq!((&rfc["preset"], &rfc["css_rounds"], &rfc["ack_order"], &rfc["paced"]), (&Choice("rfc9406".into()), &Integer(5), &Choice("round-growth-sample".into()), &Bool(false)));
+        let ngtcp2 = params(r#"algorithm = "hystart++", preset = "ngtcp2""#);
+        assert_eq!((&ngtcp2["css_rounds"], &ngtcp2["css_check"], &ngtcp2["ack_order"], &ngtcp2["paced"]), (&Integer(4), &Choice("every-sample".into()), &Choice("growth-round-sample".into()), &Bool(true)));
+        assert_eq!(ngtcp2["n_rtt_sample"], Integer(8), "a key no preset sets keeps its default");
+        let mixed = params(r#"algorithm = "hystart++", preset = "ngtcp2", css_rounds = 5, paced = false"#);
+        assert_eq!((&mixed["css_rounds"], &mixed["paced"], &mixed["css_check"]), (&Integer(5), &Bool(false), &Choice("every-sample".into())));
+        // The resolved table read back gives the same parameters (the preset's values are written out).
+        let again: Vec<String> = mixed.iter().map(|(k, v)| format!("{k} = {}", serde_json::to_string(v).unwrap())).collect();
+        let text = again.join(", ").replace("min_rtt_thresh = 4000000", "min_rtt_thresh = \"4ms\"").replace("max_rtt_thresh = 16000000", "max_rtt_thresh = \"16ms\"");
+        assert_eq!(params(&format!("algorithm = \"hystart++\", {text}")), mixed);
+    }
+
+    #[test]
+    fn a_bad_preset_or_a_contradiction_is_refused_with_its_key() {
+        let refused = |startup: &str| crate::from_toml(&scenario(startup)).expect_err(startup);
+        let e = refused(r#"algorithm = "hystart++", preset = "picoquic""#);
+        assert_eq!(e.path, "flows[0].startup.preset");
+        assert!(e.message.contains(r#"one of "rfc9406", "quiche", "msquic", "neqo", "ngtcp2""#), "{e}");
+        let e = refused(r#"algorithm = "hystart++", preset = "msquic", css_check = "every-sample""#);
+        assert_eq!(e.path, "flows[0].startup.css_check");
+        assert!(e.message.contains("round_min = \"first-n\""), "{e}");
+        let e = refused(r#"algorithm = "hystart++", max_rtt_thresh = "3ms""#);
+        assert_eq!(e.path, "flows[0].startup.max_rtt_thresh");
+        let e = refused(r#"algorithm = "hystart++", preset = "quiche", css_growth_divisor = 1.5"#);
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[0].startup.css_growth_divisor", "1.5 is out of range; expected at least 2"));
+    }
 }
