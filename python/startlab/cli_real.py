@@ -75,16 +75,22 @@ def kernel_group() -> None:
     (docs/KERNEL-BPF.md; loading needs root, clang, bpftool and libbpf-dev)."""
 
 
+def _param_values(params: tuple[str, ...]) -> dict[str, int]:
+    """``--param NAME=INTEGER`` options as a mapping; a malformed one raises ValueError."""
+    values = {}
+    for item in params:
+        key, eq, value = item.partition("=")
+        if not eq or not value.strip().isdigit():
+            raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
+        values[key.strip()] = int(value)
+    return values
+
+
 def _bpf_call(action: str, name: str, params: tuple[str, ...] = ()) -> bool:
     from .real import kernelbpf
 
     try:
-        values = {}
-        for item in params:
-            key, eq, value = item.partition("=")
-            if not eq or not value.strip().isdigit():
-                raise ValueError(f"--param {item!r}: expected NAME=INTEGER such as MAX_SSTHRESH=50")
-            values[key.strip()] = int(value)
+        values = _param_values(params)
         if action == "build":
             click.echo(str(kernelbpf.build(name, values)))
             return True
@@ -161,7 +167,8 @@ def kernel_unload(name: str) -> None:
 @click.option("--rtt", default="40ms", show_default=True, help="The scripted path's base RTT.")
 @click.option("--initial-ssthresh", type=int, help="A finite initial ssthresh, segments (compiled into the BPF object).")
 @click.option("--json", "as_json", is_flag=True, help="Print both traces as JSON.")
-def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool) -> None:
+@_PARAM_OPTION
+def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool, params: tuple[str, ...]) -> None:
     """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
     windows ACK by ACK (root; docs/KERNEL-BPF.md)."""
     from .real import conformance, kernelbpf
@@ -174,7 +181,7 @@ def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: 
         script = conformance.Script(
             rate_bps=parse_amount(rate, RATE_UNITS, "--rate", "a rate such as \"20Mbps\""),
             rtt_s=parse_amount(rtt, TIME_UNITS, "--rtt", "a duration such as \"40ms\""),
-            acks=acks, initial_ssthresh=initial_ssthresh,
+            acks=acks, initial_ssthresh=initial_ssthresh, params=_param_values(params),
         )  # fmt: skip
     except (ValueError, SweepError) as e:
         raise _Failure(f"error: {e}", 2) from e

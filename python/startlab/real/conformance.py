@@ -97,6 +97,24 @@ def verdict(trace: "Trace") -> list[str]:
 #: every segment (the Rust side's ack = "every-packet").
 PEER_PARAMS: dict[str, dict[str, int]] = {"paced-start": {"ACK_COUNTING": 0}}
 
+
+def _careful_resume_params(bpf: dict[str, int]) -> dict[str, Any]:
+    """Careful Resume's compiled-in saved set as the Rust algorithm's parameters (its saved state
+    is the test harness's: docs/KERNEL-BPF.md)."""
+    out: dict[str, Any] = {}
+    if bpf.get("SAVED_RATE") and bpf.get("SAVED_RTT_US"):
+        out["saved_rate"] = f"{bpf['SAVED_RATE']}bps"
+        out["saved_rtt"] = f"{bpf['SAVED_RTT_US']}us"
+    if "MAX_JUMP" in bpf:
+        out["max_jump"] = f"{bpf['MAX_JUMP']}pkt"
+    if "BETA_PCT" in bpf:
+        out["beta"] = bpf["BETA_PCT"] / 100
+    return out
+
+
+#: How a BPF algorithm's compile-time parameters read as its Rust version's startup parameters.
+RUST_PARAMS: dict[str, Any] = {"careful-resume": _careful_resume_params}
+
 _TUN = "sltun0"
 _LOCAL, _PEER, _PORT = "10.77.0.1", "10.77.0.2", 5001
 _IFF_TUN, _IFF_NO_PI, _TUNSETIFF = 0x0001, 0x1000, 0x400454CA
@@ -117,6 +135,9 @@ class Script:
     acks: int = 1200
     initial_window: int = 10
     initial_ssthresh: int | None = None  #: segments (compiled into the BPF object); None: infinite
+    #: Compile-time parameters of the BPF object (``--param``), given to the Rust version as its
+    #: own parameters where the algorithm says how (:data:`RUST_PARAMS`).
+    params: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -409,7 +430,7 @@ def kernel_run(name: str, script: Script) -> dict[str, Any]:
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     # A finite initial ssthresh is compiled in (INITIAL_SSTHRESH): Linux takes a route's ssthresh
     # only from its metrics cache, never for a first connection.
-    params = dict(PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {}))
+    params = {**PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {}), **script.params}
     if script.initial_ssthresh is not None:
         params["INITIAL_SSTHRESH"] = script.initial_ssthresh
     with kernelbpf.loaded(name, params) as kernel_name:
@@ -478,7 +499,9 @@ def conform(name: str, script: Script | None = None, params: dict[str, Any] | No
     kernel = kernel_run(v.name, script)
     mss = int(kernel["mss"])
     acks = _kernel_clocked(kernel)
-    text = scenario_text(v.algorithm.sim, mss, script, params, v.avoidance)
+    translate = RUST_PARAMS.get(v.algorithm.sim)
+    rust_params = {**(translate(script.params) if translate else {}), **(params or {})}
+    text = scenario_text(v.algorithm.sim, mss, script, rust_params, v.avoidance)
     rust = _core.controller_trace(text, acks)
     trace = Trace(v.name, mss, acks, list(kernel["cwnd"]), list(kernel["ssthresh"]))  # type: ignore[arg-type]
     trace.clock = "kernel" if kernel.get("kernel_ns") and len(kernel["kernel_ns"]) == len(acks) else "peer"

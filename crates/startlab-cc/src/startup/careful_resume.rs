@@ -518,6 +518,12 @@ impl StartupAlgorithm for CarefulResume {
                 }
                 Self::grow(view, ack)
             }
+            CrPhase::SafeRetreat if matches!(self.retreat, Some(RetreatEnd::Ack { ecn: true, .. })) => {
+                // Slow start again while a CE echo's retreat ran in congestion avoidance: only a
+                // timeout (which the plug-in does not see outside slow start) brings that.
+                self.enter_normal(Some(ack.now), "timeout");
+                Self::grow(view, ack)
+            }
             CrPhase::SafeRetreat => match self.retreat_ack(ack) {
                 Some(ss) => StartupAction { set_ssthresh: Some(ss), ..StartupAction::default() },
                 // §3.5 "Maintaining CWND": not increased.
@@ -679,8 +685,7 @@ pub const SAVED_RATE: Param<f64> = Param::rate(
     "saved_rate",
     "0bps",
     "the capacity an earlier connection on this path observed (saved_cwnd = saved_rate x saved_rtt); \"0bps\": nothing saved. Seeds the first connection; later connections of a [[users]] user carry their own",
-)
-.range(Range::AtLeast(0.0));
+);
 /// `saved_rtt`.
 pub const SAVED_RTT: Param<Dur> = Param::duration("saved_rtt", "0s", "the minimum RTT saved with saved_rate; positive, required with it");
 /// `max_jump`.

@@ -338,6 +338,24 @@ fn a_ce_echo_while_validating_retreats_without_recovery_and_reopens_slow_start_a
 }
 
 #[test]
+fn a_timeout_during_a_ce_echos_retreat_ends_it_with_normal_cc() {
+    // The retreat runs in congestion avoidance, where the controller does not hand the plug-in a
+    // timeout; the slow start after it must not be held at the retreat's window.
+    let mut f = Flow::with(200);
+    f.initial_window(100);
+    for i in 0..(18 + 20) {
+        f.ack(200 + i, Send::Fill);
+    }
+    f.loss(240, CongestionKind::Ecn);
+    f.ack(250, Send::Fill);
+    f.loss(1300, CongestionKind::Timeout);
+    assert_eq!((f.segs(), f.c.phase()), (1.0, Phase::SlowStart));
+    f.ack(1400, Send::Fill);
+    assert_eq!(f.text("cr_normal_cause"), Some("timeout"));
+    assert_eq!(f.segs(), 2.0, "normal slow start after the timeout");
+}
+
+#[test]
 fn an_rtt_drop_after_the_jump_is_a_path_change_and_the_retreat_ends_with_the_unvalidated_data() {
     // §3.3 "Confirming the path during transmission"; §4.2.1: a sample under half saved_rtt.
     let mut f = Flow::with(200);
