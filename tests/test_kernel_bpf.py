@@ -265,3 +265,41 @@ def test_compare_real_runs_the_bpf_and_rust_versions_side_by_side(tmp_path: Path
     for r in rows.values():
         assert r.exit_reason == "loss" and r.exit_cwnd_pkts is not None and r.goodput_bps is not None and r.goodput_bps > 15e6, (r.stack, r.row(), r.detail)
     assert "sl_lss_r" not in _available()
+
+
+#: Careful Resume's compiled-in saved sets on the scripted path (20 Mbit/s, 40 ms: a BDP of 68
+#: segments) and the window each sets on the ACK of the initial window (its tenth): half of 20 or
+#: 100 Mbit/s x 40 ms, capped by MAX_JUMP, or no jump when the saved RTT is a tenth of the path's
+#: (the kernel's first-flight RTT samples include the time before the peer read that flight, so
+#: the case that refuses the jump is the one those samples cannot change: a path RTT above ten
+#: times the saved one).
+CAREFUL_RESUME_CASES = [
+    ("bpf-careful-resume", {"SAVED_RATE": 20_000_000, "SAVED_RTT_US": 40_000}, 34),
+    ("bpf-careful-resume", {"SAVED_RATE": 100_000_000, "SAVED_RTT_US": 40_000}, 171),
+    ("bpf-careful-resume+cubic", {"SAVED_RATE": 20_000_000, "SAVED_RTT_US": 40_000}, 34),
+    ("bpf-careful-resume", {"SAVED_RATE": 20_000_000, "SAVED_RTT_US": 40_000, "MAX_JUMP": 25}, 25),
+    ("bpf-careful-resume", {"SAVED_RATE": 20_000_000, "SAVED_RTT_US": 3_000}, None),
+]
+
+
+@needs_bpf
+@pytest.mark.parametrize(("name", "params", "jump"), CAREFUL_RESUME_CASES)
+def test_careful_resume_jumps_as_its_rust_version_on_the_same_acks(name: str, params: dict[str, int], jump: int | None) -> None:
+    trace = conformance.conform(name, conformance.Script(acks=600), bpf_params=params)
+    assert conformance.verdict(trace) == []
+    # The tenth ACK covers the initial window: the jump (or slow start's 20 segments) on both sides.
+    assert trace.kernel_cwnd[9] == int(trace.rust_cwnd[9] + 1e-9) == (jump or 20), (trace.kernel_cwnd[:12], trace.rust_cwnd[:12])
+    if jump:
+        # Validating: the window becomes the flight (below the jump), then slow start on both sides.
+        assert min(trace.kernel_cwnd[10:]) < jump < trace.kernel_cwnd[-1]
+    assert all(s for s in trace.rust_in_startup), "no loss on the scripted path: startup never ends"
+    _left_nothing(name)
+
+
+@needs_bpf
+def test_the_cli_conforms_careful_resume_with_a_compiled_in_saved_set() -> None:
+    out = CliRunner().invoke(cli, ["kernel", "conform", "bpf-careful-resume", "--acks", "300", "--param", "SAVED_RATE=20000000", "--param", "SAVED_RTT_US=40000"])
+    assert out.exit_code == 0, out.output
+    assert "against startlab's careful-resume" in out.output and "within one segment at the end of every round: yes" in out.output
+    bad = CliRunner().invoke(cli, ["kernel", "conform", "bpf-careful-resume", "--param", "SAVED_RATE"])
+    assert bad.exit_code == 2 and "expected NAME=INTEGER" in bad.output

@@ -167,7 +167,7 @@ def kernel_unload(name: str) -> None:
 @click.option("--rtt", default="40ms", show_default=True, help="The scripted path's base RTT.")
 @click.option("--initial-ssthresh", type=int, help="A finite initial ssthresh, segments (compiled into the BPF object).")
 @click.option("--json", "as_json", is_flag=True, help="Print both traces as JSON.")
-@click.option("--param", "params", multiple=True, metavar="NAME=N", help="A compile-time parameter (PRESET=2), given to the Rust version as its startup parameter. Repeatable.")
+@click.option("--param", "params", multiple=True, metavar="NAME=N", help="A compile-time parameter (PRESET=2, SAVED_RATE=20000000), given to the Rust version as its startup parameter. Repeatable.")
 def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: int | None, as_json: bool, params: tuple[str, ...]) -> None:
     """Feed one scripted ACK sequence to NAME in the kernel and to its Rust version; compare their
     windows ACK by ACK (root; docs/KERNEL-BPF.md)."""

@@ -1,7 +1,7 @@
 //! The controller: owns cwnd, ssthresh and the phase, and applies the plug-ins' decisions.
 
 use crate::avoidance::Avoidance;
-use crate::startup::{CeRule, Detail, QuickStartEvent, SendLimit, Startup, StartupAction};
+use crate::startup::{CeRule, Detail, PathMemory, QuickStartEvent, SavedPath, SendLimit, Startup, StartupAction};
 use crate::{AckEvent, CongestionEvent, CongestionKind, ExitReason, Ssthresh};
 use startlab_units::{Dur, Time};
 
@@ -202,6 +202,15 @@ impl Controller {
     /// The startup plug-in's values for the results (e.g. Paced Start's exit case).
     pub fn startup_report(&self) -> Vec<(&'static str, Detail)> {
         self.startup.report()
+    }
+    /// What the connection leaves for the next one on its path (Careful Resume's saved CC
+    /// parameters); `None` for an algorithm that keeps nothing across connections.
+    pub fn startup_retained(&self) -> Option<PathMemory> {
+        self.startup.retained()
+    }
+    /// Before any event: what the previous connection on the path left (`None`: no saved set).
+    pub fn seed_startup(&mut self, saved: Option<SavedPath>) {
+        self.startup.seed(saved);
     }
 
     fn view(&self) -> CcView {

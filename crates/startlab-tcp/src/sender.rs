@@ -321,6 +321,11 @@ impl Sender {
     pub fn cc(&self) -> &Controller {
         &self.cc
     }
+    /// Before the connection opens: what the previous connection on its path left for the
+    /// startup algorithm (Careful Resume's saved CC parameters; `None`: no saved set).
+    pub fn seed_startup(&mut self, saved: Option<startlab_cc::startup::SavedPath>) {
+        self.cc.seed_startup(saved);
+    }
     /// Counters.
     pub fn stats(&self) -> SenderStats {
         self.stats

@@ -53,6 +53,14 @@ MAPPINGS: dict[str, dict[str, tuple[str, Callable[[int], Any]]]] = {
         "LATER_SLOW_STARTS": ("later_slow_starts", _choice(("standard", "hystart++"))),
     },
     "paced-start": {"EPSILON_PCT": ("epsilon", lambda n: n / 100)},
+    # Careful Resume's saved set is the test harness's (docs/KERNEL-BPF.md): compiled in, and the
+    # Rust version's saved_rate / saved_rtt (which refuses one without the other).
+    "careful-resume": {
+        "SAVED_RATE": ("saved_rate", lambda n: f"{n}bps"),
+        "SAVED_RTT_US": ("saved_rtt", lambda n: f"{n}us"),
+        "MAX_JUMP": ("max_jump", lambda n: f"{n}pkt"),
+        "BETA_PCT": ("beta", lambda n: n / 100),
+    },
 }
 
 

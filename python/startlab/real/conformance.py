@@ -111,6 +111,7 @@ def verdict(trace: "Trace") -> list[str]:
 #: every segment (the Rust side's ack = "every-packet").
 PEER_PARAMS: dict[str, dict[str, int]] = {"paced-start": {"ACK_COUNTING": 0}}
 
+
 _TUN = "sltun0"
 _LOCAL, _PEER, _PORT = "10.77.0.1", "10.77.0.2", 5001
 _IFF_TUN, _IFF_NO_PI, _TUNSETIFF = 0x0001, 0x1000, 0x400454CA

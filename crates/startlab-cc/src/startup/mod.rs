@@ -36,6 +36,7 @@ mod jump_start;
 mod more_start;
 mod paced_start;
 mod quick_start;
+mod careful_resume;
 pub mod plugin;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
@@ -54,6 +55,7 @@ pub use quick_start::{
     QuickStartConfig, QuickStartEvent, INITIAL_IP_TTL, QS_MAX_CODE, QS_MIN_RATE_BPS, QS_NONCE_BITS, QS_OPTION_BYTES, QS_RATE_UNIT_BPS,
     RATE as QUICK_START_RATE, VARIANT as QUICK_START_VARIANT,
 };
+pub use careful_resume::{CarefulResume, CarefulResumeConfig, CrPhase, PathMemory, SavedPath};
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig, RoundReset};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
@@ -228,6 +230,17 @@ pub trait StartupAlgorithm: std::fmt::Debug {
     fn reopen(&mut self, _view: &CcView, _ack: &AckEvent) -> Option<f64> {
         None
     }
+
+    /// What this connection leaves for the next connection on its path (the saved CC parameters
+    /// of Careful Resume, RFC 9959 §3.1), read when it ends; `None`: the algorithm keeps nothing
+    /// across connections.
+    fn retained(&self) -> Option<PathMemory> {
+        None
+    }
+
+    /// Before the connection starts: what the previous connection on its path left
+    /// ([`StartupAlgorithm::retained`]; `None`: no saved set). Called only when one did.
+    fn seed(&mut self, _saved: Option<SavedPath>) {}
 }
 
 /// What a startup algorithm does on a CE mark while in startup (its declaration's `on_ce`). Each
@@ -410,6 +423,8 @@ startups! {
     PacedStart(PacedStart) = paced_start,
     /// Quick-Start: the first window paced at a rate the routers approved (RFC 4782; ALGORITHMS.md §10.1).
     QuickStart(QuickStart) = quick_start,
+    /// Careful Resume: a paced jump to half the capacity an earlier connection saved (RFC 9959).
+    CarefulResume(CarefulResume) = careful_resume,
 }
 
 impl Startup {
@@ -464,5 +479,13 @@ impl Startup {
     /// Dispatches a retransmission in startup.
     pub fn on_retransmit(&mut self, seq: u64, len: u64) {
         self.inner().on_retransmit(seq, len)
+    }
+    /// What the connection leaves for the next one on its path.
+    pub fn retained(&self) -> Option<PathMemory> {
+        self.inner_ref().retained()
+    }
+    /// Hands the plug-in what the previous connection on its path left.
+    pub fn seed(&mut self, saved: Option<SavedPath>) {
+        self.inner().seed(saved)
     }
 }

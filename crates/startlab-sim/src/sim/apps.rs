@@ -89,6 +89,10 @@ pub(crate) struct UserState {
     /// A persistent user's sender counters when the current transfer began (packets sent,
     /// retransmissions, timeouts, drops).
     pub at_start: (u64, u64, u64, u64),
+    /// What the user's last connection left for the next on the same path (Careful Resume's
+    /// saved CC parameters, RFC 9959 §3.1); `None` until a connection of an algorithm that keeps
+    /// such state has ended.
+    pub(super) memory: Option<startlab_cc::startup::PathMemory>,
 }
 
 impl UserState {
@@ -246,6 +250,7 @@ pub(super) fn user_flows(scenario: &Scenario) -> Vec<(FlowSpec, UserState)> {
                 pending: (0, Dur::ZERO),
                 past: (0, 0, 0),
                 at_start: (0, 0, 0, 0),
+                memory: None,
             };
             // The first transfer starts one think time after the group's start.
             let (size, think) = state.draw_next(u, Time(u.start.as_nanos())).unwrap_or((0, Dur(u64::MAX / 4)));
@@ -389,6 +394,12 @@ impl Simulation {
         u.past.0 += s.packets_sent;
         u.past.1 += fl.m.delivered_pkts;
         u.past.2 += fl.m.dropped;
+        // The finished connection's saved CC parameters go to the next one on the path: the user
+        // keeps its two hosts, so the user is the path (RFC 9959 §2.2's Remote Endpoint).
+        if let Some(m) = fl.sender.cc().startup_retained() {
+            u.memory = Some(m);
+        }
+        let memory = u.memory;
         u.k += 1;
         u.began = now;
         u.scheduled = false;
@@ -396,7 +407,13 @@ impl Simulation {
         let size = u.size.max(1);
         fl.conn += 1;
         self.specs[i].size = Some(size);
-        let (sender, receiver) = endpoints(&self.scenario, &self.specs[i], i, fl.conn, Some(size), false);
+        let (mut sender, receiver) = endpoints(&self.scenario, &self.specs[i], i, fl.conn, Some(size), false);
+        if let Some(m) = memory {
+            sender.seed_startup(match m {
+                startlab_cc::startup::PathMemory::Save(p) => Some(p),
+                startlab_cc::startup::PathMemory::Forget => None,
+            });
+        }
         let ssthresh = sender.cc().ssthresh().as_f64();
         fl.sender = sender;
         fl.receiver = receiver;

@@ -190,6 +190,13 @@ void BPF_PROG(sl_set_state, struct sock *sk, __u8 new_state)
 {
 	struct sl *s = sl_state(sk);
 	__u32 kind;
+#ifdef SL_RECOVERY_HOOKS
+	/* an algorithm that sets the window at a congestion signal and at the end of its recovery
+	 * (Careful Resume's Safe Retreat) */
+	__u8 old_state = s->ca_state;
+	if (new_state == TCP_CA_Open && (old_state == TCP_CA_Recovery || old_state == TCP_CA_CWR))
+		alg_recovered(sl_tp(sk), s);
+#endif
 	s->ca_state = new_state;
 	if (new_state == TCP_CA_Loss) {
 		kind = SL_TIMEOUT;
@@ -212,6 +219,9 @@ void BPF_PROG(sl_set_state, struct sock *sk, __u8 new_state)
 		s->exit_reason = kind;
 	}
 	alg_on_loss(s);
+#ifdef SL_RECOVERY_HOOKS
+	alg_loss_window(sl_tp(sk), s);
+#endif
 }
 
 SEC(".struct_ops")

@@ -1,0 +1,84 @@
+"""Careful Resume (RFC 9959, docs/algorithms/careful-resume.md) through the Python API: its keys
+refused with their paths, its phase columns in ``result.flows``, and a ``[[users]]`` user's
+connections carrying the saved rate and RTT from one to the next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import startlab
+
+TOPOLOGY = {"kind": "dumbbell", "bottleneck_rate": "20Mbps", "rtt": "100ms", "access_rate": "1Gbps", "queue": {"kind": "droptail", "limit": "100pkt"}}
+
+
+def flow_scenario(startup: dict[str, Any], tcp: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "seed": 1,
+        "duration": "10s",
+        "topology": TOPOLOGY,
+        "flows": [{"name": "f", "size": "2MB", "tcp": {"ack": "every-packet", **(tcp or {})}, "startup": startup}],
+    }
+
+
+def users_scenario(startup: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "seed": 3,
+        "duration": "30s",
+        "topology": TOPOLOGY,
+        "users": [{
+            "name": "u", "count": 1, "connection": "new", "transfers": 3,
+            "size": {"dist": "fixed", "value": "2MB"}, "think": {"dist": "fixed", "value": "1s"},
+            "tcp": {"ack": "every-packet"}, "startup": startup,
+        }],
+    }
+
+
+@pytest.mark.parametrize(
+    ("startup", "path", "message"),
+    [
+        ({"saved_rate": "100Mbps", "saved_rtt": "0s"}, "flows[0].startup.saved_rtt", '"0s" is not a saved RTT'),
+        ({"saved_rate": "100Mbps"}, "flows[0].startup.saved_rtt", "is required with saved_rate"),
+        ({"saved_rtt": "100ms"}, "flows[0].startup.saved_rate", "is required with saved_rtt"),
+        ({"saved_rate": 100}, "flows[0].startup.saved_rate", 'a rate such as "10Mbps"'),
+        ({"beta": 0.4}, "flows[0].startup.beta", "from 0.5 to 1"),
+        ({"jump_fraction": 0.6}, "flows[0].startup.jump_fraction", "from 0 to 0.5"),
+        ({"lifetime": "0s"}, "flows[0].startup.lifetime", "must be positive"),
+    ],
+)
+def test_bad_saved_parameters_are_refused_with_their_key_path(startup: dict[str, Any], path: str, message: str) -> None:
+    with pytest.raises(startlab.ScenarioError) as e:
+        startlab.validate(flow_scenario({"algorithm": "careful-resume", **startup}))
+    assert path in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_a_users_bad_saved_rtt_names_the_users_table() -> None:
+    with pytest.raises(startlab.ScenarioError, match=r"users\[0\]\.startup\.saved_rtt"):
+        startlab.validate(users_scenario({"algorithm": "careful-resume", "saved_rate": "10Mbps", "saved_rtt": "0s"}))
+
+
+def test_the_per_response_keys_are_accepted_and_the_refusal_lists_it() -> None:
+    startlab.validate(flow_scenario({"algorithm": "careful-resume"}, {"startup_after_idle": True}))
+    with pytest.raises(startlab.ScenarioError, match="careful-resume"):
+        startlab.validate(flow_scenario({"algorithm": "slow-start"}, {"startup_after_idle": True}))
+
+
+def test_the_flow_table_shows_which_phases_ran_and_why() -> None:
+    jumped = startlab.run(flow_scenario({"algorithm": "careful-resume", "saved_rate": "20Mbps", "saved_rtt": "100ms"}), progress=False).flows.iloc[0]
+    assert jumped.cr_path == "reconnaissance>unvalidated>validating>normal"
+    assert jumped.cr_recon_exit == "jump" and jumped.cr_jump_cwnd == 125_000
+    refused = startlab.run(flow_scenario({"algorithm": "careful-resume", "saved_rate": "20Mbps", "saved_rtt": "300ms"}), progress=False).flows.iloc[0]
+    assert refused.cr_path == "reconnaissance>normal" and refused.cr_recon_exit == "rtt-too-small"
+    retreat = startlab.run(flow_scenario({"algorithm": "careful-resume", "saved_rate": "100Mbps", "saved_rtt": "100ms"}), progress=False).flows.iloc[0]
+    assert retreat.cr_retreat_cause == "loss" and retreat.cr_normal_cause == "retreat-done"
+    assert retreat.cr_exit_ssthresh == retreat.cr_pipesize * 0.5
+
+
+def test_a_users_later_connections_resume_from_the_first() -> None:
+    cr = startlab.run(users_scenario({"algorithm": "careful-resume"}), progress=False).transfers
+    ss = startlab.run(users_scenario({"algorithm": "slow-start"}), progress=False).transfers
+    assert list(cr.transfer) == [0, 1, 2]
+    assert cr.time_to_90[0] == ss.time_to_90[0], "nothing saved before the first connection"
+    for k in (1, 2):
+        assert cr.time_to_90[k] < 0.6 * ss.time_to_90[k], (k, cr.time_to_90[k], ss.time_to_90[k])
