@@ -63,6 +63,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "bpf-hystart": Algorithm("hystart.bpf.c", "hystart", "hystart", "HyStart as the paper's Algorithm 1: ACK train and delay increase"),
     "bpf-hystart++": Algorithm("hystartpp.bpf.c", "hspp", "hystart++", "HyStart++ (RFC 9406) with Conservative Slow Start"),
     "bpf-paced-start": Algorithm("paced_start.bpf.c", "past", "paced-start", "Paced Start: paced trains through sk_pacing_rate and a binary search on the rate"),
+    "bpf-suss": Algorithm("suss.bpf.c", "suss", "suss", "SUSS over Linux HyStart: fourfold rounds while the ACK train predicts room, the extra data paced"),
 }
 
 #: Avoidance suffixes: name suffix -> (kernel name suffix, compile flag).
