@@ -20,6 +20,8 @@ from startlab.cli import cli
 
 #: Result rows of each paper in ../shared/spec/REPRODUCTIONS.md (the checklist: 51 items).
 CHECKLIST = {"paced-start": 16, "smooth-start": 9, "hystart": 6, "scharf": 9, "barakat": 11}
+#: Experiments beside the checklist, not among its 51 items (issue 34: the SUSS paper's result).
+BESIDE = {"suss": 1}
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +40,17 @@ def test_the_list_covers_the_checklist() -> None:
     got = CliRunner().invoke(cli, ["reproduce", "--list", "--json"])
     assert got.exit_code == 0, got.output
     listing = json.loads(got.output)
-    assert {"name", "paper", "item", "claims"} <= set(listing[0])
+    assert {"name", "paper", "item", "claims", "checklist"} <= set(listing[0])
     names = [e["name"] for e in listing]
     assert len(names) == len(set(names))
     assert all(re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", n) for n in names), names
-    assert Counter(e["paper"] for e in listing) == CHECKLIST
+    assert Counter(e["paper"] for e in listing if e["checklist"]) == CHECKLIST
+    assert sum(CHECKLIST.values()) == 51
+    assert Counter(e["paper"] for e in listing if not e["checklist"]) == BESIDE
     assert all(e["claims"] >= 1 for e in listing)
+    # The table says which are which.
+    got = CliRunner().invoke(cli, ["reproduce", "--list"])
+    assert "51 experiments of the five papers' checklist, 1 beside it" in got.output
 
 
 def test_every_experiment_gives_a_verdict_per_claim(suite: tuple[Path, float, list[dict]]) -> None:
@@ -104,8 +111,12 @@ def test_the_report_renders_every_section_and_figure_in_chromium(suite: tuple[Pa
 
 def test_the_markdown_table_has_a_row_per_claim(suite: tuple[Path, float, list[dict]]) -> None:
     out, _, verdicts = suite
-    rows = [line for line in (out / "REPRODUCTION.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    text = (out / "REPRODUCTION.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert len(rows) == sum(len(v["claims"]) for v in verdicts)
+    # The checklist's count stays the 51 items; the SUSS experiment is counted beside it.
+    assert text.startswith("51 experiments of the five papers' checklist, ")
+    assert "\n\n1 experiment beside the checklist, 3 claims" in text
 
 
 def test_rewriting_the_report_runs_nothing_again(suite: tuple[Path, float, list[dict]]) -> None:

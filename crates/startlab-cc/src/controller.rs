@@ -82,6 +82,10 @@ pub struct Controller {
     send_limit: Option<u64>,
     /// Startup ends once new data up to this sequence number has been sent.
     exit_when_sent: Option<(u64, ExitReason)>,
+    /// A pacing start a startup plug-in set, for the sender to take ([`Controller::take_pacing_start`]).
+    pacing_start: Option<Time>,
+    /// The cumulative ACK point of the last ACK (for the flight a startup plug-in sees on a send).
+    snd_una: u64,
     /// Bytes retransmitted so far on the connection.
     retransmitted: u64,
     /// A per-response startup runs (after [`Controller::restart_startup`]) and has not ended.
@@ -131,6 +135,8 @@ impl Controller {
             startup_pacing: None,
             send_limit: None,
             exit_when_sent: None,
+            pacing_start: None,
+            snd_una: 0,
             retransmitted: 0,
             restarted: false,
             reductions: 0,
@@ -192,6 +198,12 @@ impl Controller {
     /// The pacing rate the startup plug-in set (bytes of payload per second), while in startup.
     pub fn pacing_rate(&self) -> Option<f64> {
         self.startup_pacing
+    }
+
+    /// The time before which a startup plug-in asked the pacer to release nothing, once: the
+    /// sender takes it into its pacer ([`StartupAction::pacing_start`]).
+    pub fn take_pacing_start(&mut self) -> Option<Time> {
+        self.pacing_start.take()
     }
 
     /// The hold on new data a startup plug-in set: no new byte at or beyond this sequence number
@@ -259,6 +271,9 @@ impl Controller {
         if let Some(rate) = action.pacing_rate {
             self.startup_pacing = (rate > 0.0 && rate.is_finite()).then_some(rate);
         }
+        if action.pacing_start.is_some() {
+            self.pacing_start = action.pacing_start;
+        }
         if let Some(w) = action.set_cwnd {
             self.cwnd = w.max(self.cfg.mss as f64);
         }
@@ -278,6 +293,10 @@ impl Controller {
     /// New data was sent up to `snd_max` (one past the highest byte sent). Ends startup if a
     /// plug-in asked to leave once that data is out ([`StartupAction::exit_when_sent`]).
     pub fn on_data_sent(&mut self, now: Time, snd_max: u64) {
+        if self.phase == Phase::SlowStart {
+            let action = self.startup.on_send(&self.view(), now, snd_max, snd_max.saturating_sub(self.snd_una));
+            self.apply(&action);
+        }
         if let Some((seq, reason)) = self.exit_when_sent {
             if snd_max >= seq && self.phase == Phase::SlowStart {
                 self.ssthresh = Ssthresh::Bytes(self.cwnd);
@@ -346,6 +365,7 @@ impl Controller {
     /// ended a round.
     fn note_ack(&mut self, ack: &AckEvent) -> bool {
         self.ce_bytes += ack.ce_bytes;
+        self.snd_una = self.snd_una.max(ack.ack_seq);
         if let Some(rtt) = ack.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
@@ -479,6 +499,9 @@ impl Controller {
             self.startup.on_congestion(&self.view(), ev);
             self.leave_startup(ev.now, reason);
         } else if self.phase == Phase::SlowStart {
+            if let Some(w) = self.startup.loss_window(&self.view(), ev) {
+                self.cwnd = w.max(self.cfg.mss as f64);
+            }
             self.startup.on_congestion(&self.view(), ev);
             plug_in_ss = self.startup.loss_ssthresh(&self.view(), ev, self.retransmitted);
             self.leave_startup(ev.now, reason);
@@ -612,6 +635,7 @@ impl Controller {
         self.restarted = true;
         self.round_end = None;
         self.startup_pacing = None;
+        self.pacing_start = None;
         self.send_limit = None;
         self.exit_when_sent = None;
         if let Some(rtt) = rtt {
@@ -631,6 +655,7 @@ impl Controller {
     fn leave_startup(&mut self, now: Time, reason: ExitReason) {
         self.restarted = false;
         self.startup_pacing = None;
+        self.pacing_start = None;
         self.send_limit = None;
         self.exit_when_sent = None;
         if self.exit.is_none() {

@@ -226,6 +226,7 @@ impl PyAction {
                 set_ssthresh: set_ssthresh.map(|x| finite("set_ssthresh", x)).transpose()?,
                 exit: exit.map(reason).transpose()?,
                 pacing_rate,
+                pacing_start: None,
                 send_limit,
                 exit_when_sent: exit_when_sent.map(|(seq, r)| reason(&r).map(|r| (seq, r))).transpose()?,
             },

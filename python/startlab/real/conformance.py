@@ -29,7 +29,8 @@ segment size, initial window and initial ssthresh (``startlab._core.controller_t
 **The comparison.** After every ACK: the kernel's cwnd (segments) against the Rust window in whole
 segments. Window algorithms (slow start, Limited Slow-Start, Smooth-start) with Reno avoidance
 must agree exactly; where timing enters — HyStart, HyStart++, Paced Start (which also holds data
-by its window inside a train) and CUBIC-like avoidance (its clock in ms, its W_est fixed-point) —
+by its window inside a train), SUSS (whose window in a paced period grows as the data leaves in the
+Rust, at once in the kernel) and CUBIC-like avoidance (its clock in ms, its W_est fixed-point) —
 the windows must agree within one segment at the end of every round (the issue's "within one
 segment per round"), and a window algorithm's startup itself still exactly.
 """
@@ -62,7 +63,8 @@ WINDOW_ALGORITHMS = frozenset({"slow-start", "lss", "smooth-start"})
 #: Window algorithms: past LSS's max_ssthresh of 100 into its limited phase, slow start to 40 then
 #: avoidance, Smooth-start's last two doublings below 200. Where timing enters: the queue builds
 #: once the window passes the BDP (69 segments), so HyStart's tests fire before any loss, and Paced
-#: Start's trains find the rate and leave after the FILL train.
+#: Start's trains find the rate and leave after the FILL train. SUSS grows fourfold in round 2 (its
+#: ACK train of 10 segments takes 6 ms, under a quarter of the RTT) and leaves on its cap.
 WINDOW_CASES: list[tuple[str, int | None, int]] = [
     ("bpf-slow-start", None, 600),
     ("bpf-lss", None, 2500),
@@ -79,6 +81,8 @@ TIMING_CASES: list[tuple[str, int | None, int]] = [
     ("bpf-hystart+++cubic", None, 3000),
     ("bpf-paced-start", None, 400),
     ("bpf-paced-start+cubic", None, 400),
+    ("bpf-suss", None, 800),
+    ("bpf-suss+cubic", None, 800),
 ]
 #: HyStart++ as QUIC stacks deploy it: the kernel compiled with a PRESET (hystartpp.bpf.c), the
 #: Rust version with the same preset (1 quiche, 2 msquic, 3 neqo, 4 ngtcp2), and neqo's baseline
@@ -426,6 +430,8 @@ def kernel_run(name: str, script: Script, bpf_params: Mapping[str, int] | None =
     # A finite initial ssthresh is compiled in (INITIAL_SSTHRESH): Linux takes a route's ssthresh
     # only from its metrics cache, never for a first connection.
     params = {**(bpf_params or {}), **PEER_PARAMS.get(kernelbpf.variant(name).algorithm.sim, {})}
+    if kernelbpf.variant(name).algorithm.sim == "suss":
+        params["INITIAL_WINDOW"] = script.initial_window  # SUSS counts its rounds' blue parts from it
     if script.initial_ssthresh is not None:
         params["INITIAL_SSTHRESH"] = script.initial_ssthresh
     with kernelbpf.loaded(name, params) as kernel_name:

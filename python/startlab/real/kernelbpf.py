@@ -64,6 +64,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "bpf-hystart++": Algorithm("hystartpp.bpf.c", "hspp", "hystart++", "HyStart++ (RFC 9406) with Conservative Slow Start"),
     "bpf-paced-start": Algorithm("paced_start.bpf.c", "past", "paced-start", "Paced Start: paced trains through sk_pacing_rate and a binary search on the rate"),
     "bpf-careful-resume": Algorithm("careful_resume.bpf.c", "cr", "careful-resume", "Careful Resume (RFC 9959): a paced jump to half a compiled-in saved capacity (SAVED_RATE, SAVED_RTT_US), Safe Retreat"),
+    "bpf-suss": Algorithm("suss.bpf.c", "suss", "suss", "SUSS over Linux HyStart: fourfold rounds while the ACK train predicts room, the extra data paced"),
 }
 
 #: Avoidance suffixes: name suffix -> (kernel name suffix, compile flag).

@@ -3,6 +3,7 @@ claim (docs/REPRODUCTION.md)."""
 
 from .core import (
     CANNOT_RUN,
+    CHECKLIST_PAPERS,
     CONTRADICTS,
     PAPERS,
     REPRODUCED,
@@ -23,6 +24,6 @@ from .core import (
 )
 
 __all__ = [
-    "CANNOT_RUN", "CONTRADICTS", "PAPERS", "REPRODUCED", "SAME_SHAPE", "VERDICTS", "Analysis", "Claim", "Data",
+    "CANNOT_RUN", "CHECKLIST_PAPERS", "CONTRADICTS", "PAPERS", "REPRODUCED", "SAME_SHAPE", "VERDICTS", "Analysis", "Claim", "Data",
     "Experiment", "Outcome", "ReproduceError", "experiment", "experiments", "get", "judge", "load_outcome", "run",
 ]  # fmt: skip

@@ -10,7 +10,7 @@ import click
 
 @click.command("reproduce")
 @click.argument("name", required=False)
-@click.option("--list", "list_", is_flag=True, help="List the experiments (name, paper, item, claims).")
+@click.option("--list", "list_", is_flag=True, help="List the experiments (name, paper, item, claims, in the checklist or beside it).")
 @click.option("--all", "all_", is_flag=True, help="Run every experiment (with --report DIR).")
 @click.option("--quick", is_flag=True, help="The reduced form of each experiment (what CI runs).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("startlab-reproduce"), show_default=True,
@@ -45,11 +45,12 @@ def reproduce_command(
 
         from .._console import stdout_console
 
-        table = Table(title=f"{len(listing)} experiments (startlab reproduce NAME)")
-        for heading in ("name", "paper", "item", "claims", "title"):
+        inside = sum(row["checklist"] for row in listing)
+        table = Table(title=f"{inside} experiments of the five papers' checklist, {len(listing) - inside} beside it (startlab reproduce NAME)")
+        for heading in ("name", "paper", "item", "claims", "checklist", "title"):
             table.add_column(heading)
         for row in listing:
-            table.add_row(row["name"], row["paper"], row["item"], str(row["claims"]), row["title"])
+            table.add_row(row["name"], row["paper"], row["item"], str(row["claims"]), "yes" if row["checklist"] else "beside", row["title"])
         stdout_console().print(table)
         return
     if all_:

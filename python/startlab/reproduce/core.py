@@ -1,7 +1,8 @@
 """The reproduction suite's machinery (docs/REPRODUCTION.md): experiments, their sweeps, claims and
 verdicts.
 
-An experiment is one row of the checklist of the five papers' results: a sweep file per run set,
+An experiment is one row of the checklist of the five papers' results (or, beside the checklist, a
+result of another paper: SUSS, issue 34): a sweep file per run set,
 shipped in ``startlab/reproduce/sweeps/`` (data: the paper's setup, with a ``[quick]`` table for
 the reduced form), and a small analysis function that reads the stored runs and returns one
 :class:`Claim` per claim of the paper, with the paper's number or shape, startlab's, and a verdict
@@ -42,7 +43,12 @@ PAPERS = {
     "hystart": "Ha & Rhee, Hybrid Slow Start for High-Bandwidth and Long-Distance Networks (HyStart)",
     "scharf": "Scharf, Performance Evaluation of Fast Startup Congestion Control Schemes",
     "barakat": "Barakat & Altman, Performance of Short TCP Transfers",
+    "suss": "Arghavani, Zhang, Eyers & Arghavani, SUSS: Improving TCP Performance by Speeding Up Slow-Start (ACM SIGCOMM 2024)",
 }
+
+#: The five papers whose results are the checklist (shared/spec/REPRODUCTIONS.md: 51 items). The
+#: other papers' experiments (issue 34: SUSS) run and report beside the checklist, not in it.
+CHECKLIST_PAPERS = ("paced-start", "smooth-start", "hystart", "scharf", "barakat")
 
 
 class ReproduceError(ValueError):
@@ -106,8 +112,13 @@ class Experiment:
     #: Settings the paper leaves out and the values chosen (shown in the report).
     assumptions: Sequence[str] = ()
 
+    @property
+    def checklist(self) -> bool:
+        """One of the five papers' 51 checklist items (False: an experiment beside the checklist)."""
+        return self.paper in CHECKLIST_PAPERS
+
     def listing(self) -> dict[str, Any]:
-        return {"name": self.name, "paper": self.paper, "item": self.item, "title": self.title, "claims": len(self.claims)}
+        return {"name": self.name, "paper": self.paper, "item": self.item, "title": self.title, "claims": len(self.claims), "checklist": self.checklist}
 
 
 _REGISTRY: dict[str, Experiment] = {}

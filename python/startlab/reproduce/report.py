@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .core import CANNOT_RUN, CONTRADICTS, PAPERS, REPRODUCED, SAME_SHAPE, VERDICTS, Experiment, Outcome, load_outcome
+from .core import CANNOT_RUN, CHECKLIST_PAPERS, CONTRADICTS, PAPERS, REPRODUCED, SAME_SHAPE, VERDICTS, Experiment, Outcome, load_outcome
 
 #: Colour-blind-safe colours of the verdicts (Okabe-Ito).
 _COLOURS = {REPRODUCED: "#009E73", SAME_SHAPE: "#E69F00", CONTRADICTS: "#D55E00", CANNOT_RUN: "#999999"}
@@ -133,8 +133,12 @@ def write_html(out: Path, experiments: list[Experiment], target: Path | None = N
     import startlab
 
     found = outcomes(out, experiments)
-    counts = Counter(c.verdict for o in found.values() if o for c in o.claims)
+    counts = Counter(c.verdict for e in experiments if e.checklist and found[e.name] for c in found[e.name].claims)  # type: ignore[union-attr]
+    beside = Counter(c.verdict for e in experiments if not e.checklist and found[e.name] for c in found[e.name].claims)  # type: ignore[union-attr]
     summary = " ".join(f"{_badge(v)} {counts.get(v, 0)}" for v in VERDICTS)
+    if beside:
+        summary += "; beside the checklist: " + " ".join(f"{_badge(v)} {beside.get(v, 0)}" for v in VERDICTS)
+    inside = sum(e.checklist for e in experiments)
     quick = {o.quick for o in found.values() if o}
     form = "reduced (--quick)" if quick == {True} else "full size" if quick == {False} else "mixed"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -142,9 +146,10 @@ def write_html(out: Path, experiments: list[Experiment], target: Path | None = N
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>startlab reproduction report</title>",
         f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>",
         "<h1>startlab: the five papers, reproduced</h1>",
-        f'<p class="meta">startlab {html.escape(startlab.__version__)}, {len(experiments)} experiments, {form}, written {now}. '
+        f'<p class="meta">startlab {html.escape(startlab.__version__)}, {inside} experiments of the five papers\' checklist'
+        f"{f' and {len(experiments) - inside} beside it' if len(experiments) > inside else ''}, {form}, written {now}. "
         "Every verdict is what the run showed; the reasons give the criterion and the evidence.</p>",
-        f"<p>Claims: {summary}</p>",
+        f"<p>Claims of the checklist: {summary}</p>",
         "<table><tr><th>experiment</th><th>paper</th><th>item</th><th>claims</th></tr>",
     ]  # fmt: skip
     for e in experiments:
@@ -157,7 +162,8 @@ def write_html(out: Path, experiments: list[Experiment], target: Path | None = N
         chosen = [e for e in experiments if e.paper == paper]
         if not chosen:
             continue
-        parts.append(f'<h2 id="paper-{paper}">{html.escape(citation)}</h2>')
+        beside = "" if paper in CHECKLIST_PAPERS else "Beside the checklist (not one of its 51 items): "
+        parts.append(f'<h2 id="paper-{paper}">{beside}{html.escape(citation)}</h2>')
         parts += [_experiment_html(e, found[e.name], out) for e in chosen]
     parts.append("</body></html>")
     target = target or out / "index.html"
@@ -180,10 +186,16 @@ def write_markdown(out: Path, experiments: list[Experiment], target: Path | None
         for c in o.claims:
             cells = [f"`{e.name}`", e.item, c.claim, c.paper, c.startlab, f"**{c.verdict}**", c.reason]
             lines.append("| " + " | ".join(_md(x) for x in cells) + " |")
-    counts = Counter(c.verdict for o in found.values() if o for c in o.claims)
     quick = {o.quick for o in found.values() if o}
     form = "reduced (`--quick`)" if quick == {True} else "full size" if quick == {False} else "mixed"
-    head = f"{len(experiments)} experiments, {sum(counts.values())} claims ({form}): " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + "."
+    heads = []
+    for inside, what in ((True, "of the five papers' checklist"), (False, "beside the checklist")):
+        chosen = [e for e in experiments if e.checklist == inside]
+        if not chosen:
+            continue
+        counts = Counter(c.verdict for e in chosen if found[e.name] for c in found[e.name].claims)  # type: ignore[union-attr]
+        heads.append(f"{len(chosen)} experiment{'' if len(chosen) == 1 else 's'} {what}, {sum(counts.values())} claims ({form}): " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + ".")
+    head = "\n\n".join(heads)
     target = target or out / "REPRODUCTION.md"
     target.write_text(head + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     return target

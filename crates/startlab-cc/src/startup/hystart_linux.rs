@@ -192,14 +192,7 @@ impl HyStartLinux {
 
 impl StartupAlgorithm for HyStartLinux {
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
-        let action = self.hystart_acked(view, ack);
-        // Linux ≤ 5.15 `bictcp_cong_avoid`, which runs after `cubictcp_acked`: "if
-        // (tcp_in_slow_start(tp)) { if (hystart && after(ack, ca->end_seq))
-        // bictcp_hystart_reset(sk); ...".
-        if self.cfg.round_reset == RoundReset::EveryAck && action.exit.is_none() && view.ssthresh.above(view.cwnd) && self.end_seq.is_none_or(|end| ack.ack_seq > end) {
-            self.reset_round(ack.now.as_nanos() / 1_000, ack.snd_nxt);
-        }
-        action
+        self.on_ack_with(view, ack, &mut |h, now| h.ack_train(now))
     }
 
     /// `bictcp_state(TCP_CA_Loss)`: an RTO resets every CUBIC variable (found, delay_min) and the
@@ -214,8 +207,24 @@ impl StartupAlgorithm for HyStartLinux {
 }
 
 impl HyStartLinux {
-    /// `cubictcp_acked` and `hystart_update` for one ACK.
-    fn hystart_acked(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
+    /// One slow-start ACK, with `train` as the ACK-train test (see [`HyStartLinux::acked_with`]).
+    pub(crate) fn on_ack_with(&mut self, view: &CcView, ack: &AckEvent, train: &mut dyn FnMut(&mut HyStartLinux, u64) -> Option<StartupAction>) -> StartupAction {
+        let action = self.acked_with(view, ack, train);
+        // Linux ≤ 5.15 `bictcp_cong_avoid`, which runs after `cubictcp_acked`: "if
+        // (tcp_in_slow_start(tp)) { if (hystart && after(ack, ca->end_seq))
+        // bictcp_hystart_reset(sk); ...".
+        if self.cfg.round_reset == RoundReset::EveryAck && action.exit.is_none() && view.ssthresh.above(view.cwnd) && self.end_seq.is_none_or(|end| ack.ack_seq > end) {
+            self.reset_round(ack.now.as_nanos() / 1_000, ack.snd_nxt);
+        }
+        action
+    }
+
+    /// `cubictcp_acked` and `hystart_update` for one ACK, with `train` as the ACK-train test: it is
+    /// called where the kernel's runs (an RTT sample, nothing found, slow start, past the round
+    /// reset and the `low_window` gate, `detect` including the train) with the ACK's time in µs,
+    /// and an exit it returns ends startup (`found`). [`HyStartLinux::ack_train`] is the kernel's;
+    /// SUSS puts its own there (suss.rs, `suss_cap` in its `tcp_cubic.c`).
+    fn acked_with(&mut self, view: &CcView, ack: &AckEvent, train: &mut dyn FnMut(&mut HyStartLinux, u64) -> Option<StartupAction>) -> StartupAction {
         let grow = StartupAction::grow(ack.newly_acked as f64);
         // `cubictcp_acked` runs on RTT samples only: "Some calls are for duplicates without
         // timestamps" / "if (sample->rtt_us < 0) return;".
@@ -266,21 +275,9 @@ impl HyStartLinux {
         }
 
         if self.cfg.detect.ack_train() {
-            // "first detection parameter - ack-train detection"
-            if now.saturating_sub(self.last_ack) <= self.cfg.ack_delta.as_nanos() / 1_000 {
-                self.last_ack = now;
-                let mut threshold = delay_min + self.cfg.ack_delay.as_nanos() / 1_000;
-                // "Hystart ack train triggers if we get ack past ca->delay_min/2. Pacing might have
-                // delayed packets up to RTT/2 during slow start."
-                if !self.cfg.paced {
-                    threshold >>= 1;
-                }
-                if now.saturating_sub(self.round_start) > threshold {
-                    self.found = true;
-                    // NOTE: the deciding ACK adds nothing, so ssthresh is the window the detector
-                    // saw (the kernel gives that ACK a CUBIC increment, cwnd == ssthresh).
-                    return StartupAction::exit(ExitReason::AckTrain);
-                }
+            if let Some(exit) = train(self, now) {
+                self.found = true;
+                return exit;
             }
         }
 
@@ -296,6 +293,52 @@ impl HyStartLinux {
             }
         }
         grow
+    }
+
+    /// The kernel's ACK-train test ("first detection parameter - ack-train detection").
+    fn ack_train(&mut self, now: u64) -> Option<StartupAction> {
+        if !self.close_ack(now) {
+            return None;
+        }
+        let mut threshold = self.train_threshold_us();
+        // "Hystart ack train triggers if we get ack past ca->delay_min/2. Pacing might have
+        // delayed packets up to RTT/2 during slow start."
+        if !self.cfg.paced {
+            threshold >>= 1;
+        }
+        // NOTE: the deciding ACK adds nothing, so ssthresh is the window the detector saw (the
+        // kernel gives that ACK a CUBIC increment, cwnd == ssthresh).
+        (now.saturating_sub(self.round_start) > threshold).then(|| StartupAction::exit(ExitReason::AckTrain))
+    }
+
+    /// "if ((s32)(now - ca->last_ack) <= hystart_ack_delta_us) { ca->last_ack = now; ...": the ACK
+    /// at `now` (µs) extends the train.
+    pub(crate) fn close_ack(&mut self, now: u64) -> bool {
+        if now.saturating_sub(self.last_ack) <= self.cfg.ack_delta.as_nanos() / 1_000 {
+            self.last_ack = now;
+            return true;
+        }
+        false
+    }
+
+    /// `delay_min + hystart_ack_delay()`, µs: the train threshold before halving.
+    pub(crate) fn train_threshold_us(&self) -> u64 {
+        self.delay_min.unwrap_or(0) + self.cfg.ack_delay.as_nanos() / 1_000
+    }
+
+    /// `round_start`, µs.
+    pub(crate) fn round_start_us(&self) -> u64 {
+        self.round_start
+    }
+
+    /// `delay_min`, µs (`None` before the first sample).
+    pub(crate) fn delay_min_us(&self) -> Option<u64> {
+        self.delay_min
+    }
+
+    /// `curr_rtt`, µs: the running minimum of the round (`None` is the kernel's `~0U`).
+    pub(crate) fn curr_rtt_us(&self) -> Option<u64> {
+        self.curr_rtt
     }
 }
 

@@ -37,6 +37,7 @@ mod more_start;
 mod paced_start;
 mod quick_start;
 mod careful_resume;
+mod suss;
 pub mod plugin;
 
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
@@ -59,6 +60,7 @@ pub use careful_resume::{CarefulResume, CarefulResumeConfig, CrPhase, PathMemory
 pub use hystart::{HyStart, HyStartConfig};
 pub use hystart_linux::{HyStartDetect, HyStartLinux, HyStartLinuxConfig, RoundReset};
 pub use hystartpp::{HyStartPlusPlus, HyStartPlusPlusConfig};
+pub use suss::{Suss, SussConfig};
 pub use slow_start::SlowStart;
 pub use lss::{Lss, LssConfig};
 pub use abc::{Abc, AbcConfig};
@@ -69,7 +71,7 @@ pub use hoe::{Hoe, PacketPairEstimator};
 pub use plugin::{PluginFactory, PluginStartup};
 
 use crate::decl::{AlgorithmInfo, Check, FlowContext, Params};
-use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason};
+use crate::{AckEvent, CcView, CongestionEvent, Dur, ExitReason, Time};
 
 /// What a startup plug-in decided on one ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -87,6 +89,10 @@ pub struct StartupAction {
     /// action changes it or startup ends (ALGORITHMS.md §0.6). `None` leaves the rate unchanged;
     /// `Some(0.0)` stops pacing without ending startup (Jump-Start after its first flight).
     pub pacing_rate: Option<f64>,
+    /// With a pacing rate in force, the next segment leaves no earlier than this time (Linux's
+    /// `tcp_wstamp_ns`); later ones follow at the rate. SUSS starts its paced data a guard
+    /// interval after the round's ACK-clocked data.
+    pub pacing_start: Option<Time>,
     /// Hold new data: `Upto(seq)` lets no byte at or beyond `seq` (data bytes counted from 0) leave
     /// until a later action moves the limit; `Open` removes it. Retransmissions are never held.
     /// Paced Start sends one train, then waits for all of its ACKs (ALGORITHMS.md §7.4).
@@ -173,8 +179,23 @@ pub trait StartupAlgorithm: std::fmt::Debug {
         StartupAction::default()
     }
 
+    /// New data up to `snd_max` left at `now` while in slow start, and `flight` bytes are now out
+    /// (`snd_max` less the last cumulative ACK). Applied like [`StartupAlgorithm::on_handshake`];
+    /// SUSS grows cwnd in its paced periods as the data leaves, as its `tcp_output.c` does.
+    fn on_send(&mut self, _view: &CcView, _now: Time, _snd_max: u64, _flight: u64) -> StartupAction {
+        StartupAction::default()
+    }
+
     /// A congestion signal arrived (after which the controller leaves startup).
     fn on_congestion(&mut self, _view: &CcView, _ev: &CongestionEvent) {}
+
+    /// The window (bytes) a congestion signal in startup reduces from, instead of cwnd; asked
+    /// before [`StartupAlgorithm::on_congestion`]. SUSS, which raises cwnd to a round's target at
+    /// once where its kernel code grows it as the paced data leaves, gives the data in flight (its
+    /// `tcp_input.c` sets cwnd to the packets in flight before the reduction).
+    fn loss_window(&mut self, _view: &CcView, _ev: &CongestionEvent) -> Option<f64> {
+        None
+    }
 
     /// The slow-start threshold (bytes) after a congestion signal in startup, instead of the
     /// avoidance plug-in's; `retransmitted` is the bytes retransmitted so far on the connection.
@@ -425,6 +446,8 @@ startups! {
     QuickStart(QuickStart) = quick_start,
     /// Careful Resume: a paced jump to half the capacity an earlier connection saved (RFC 9959).
     CarefulResume(CarefulResume) = careful_resume,
+    /// SUSS: Linux HyStart whose ACK-clock prediction quadruples cwnd in early rounds, the extra paced (Arghavani et al. 2024).
+    Suss(Suss) = suss,
 }
 
 impl Startup {
@@ -451,6 +474,14 @@ impl Startup {
     /// Dispatches a congestion signal.
     pub fn on_congestion(&mut self, view: &CcView, ev: &CongestionEvent) {
         self.inner().on_congestion(view, ev)
+    }
+    /// Dispatches new data sent in slow start.
+    pub fn on_send(&mut self, view: &CcView, now: Time, snd_max: u64, flight: u64) -> StartupAction {
+        self.inner().on_send(view, now, snd_max, flight)
+    }
+    /// Dispatches the window a congestion signal in startup reduces from.
+    pub fn loss_window(&mut self, view: &CcView, ev: &CongestionEvent) -> Option<f64> {
+        self.inner().loss_window(view, ev)
     }
     /// Dispatches the ssthresh override after a congestion signal in startup.
     pub fn loss_ssthresh(&mut self, view: &CcView, ev: &CongestionEvent, retransmitted: u64) -> Option<f64> {

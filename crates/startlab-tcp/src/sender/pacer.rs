@@ -34,6 +34,11 @@ impl Pacer {
         }
     }
 
+    /// The next segment leaves no earlier than `t` (a startup plug-in's pacing start).
+    pub fn delay_to(&mut self, t: Time) {
+        self.next_send = self.next_send.max(t);
+    }
+
     /// The timer fired at `now`: a hold due by then is released (the driver polls next).
     pub fn on_timer(&mut self, now: Time) {
         if self.wait.is_some_and(|t| t <= now) {

@@ -28,6 +28,9 @@ impl Sender {
             Handshake::SynSent { .. } => return None,
             Handshake::Established => {}
         }
+        if let Some(t) = self.cc.take_pacing_start() {
+            self.pacer.delay_to(t);
+        }
         // §0.6: "A segment may leave only if now >= next_send_time and the window allows it."
         if self.pacer.holds(now, self.pacing_rate().is_some()) {
             return None;

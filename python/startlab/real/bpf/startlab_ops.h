@@ -27,10 +27,12 @@ void BPF_PROG(sl_init, struct sock *sk)
 	avoid_init(s);
 #ifdef SL_PACED
 	/* The kernel's own pacing (no fq needed), at rates this algorithm sets; back-to-back until
-	 * it does. The first flight is the algorithm's (SL_START_WINDOW segments). */
+	 * it does. The first flight is the algorithm's (SL_START_WINDOW segments) where it sets one. */
 	sk->sk_pacing_status = SK_PACING_NEEDED;
 	sk->sk_pacing_rate = ~0UL;
+#ifdef SL_START_WINDOW
 	sl_tp(sk)->snd_cwnd = SL_START_WINDOW;
+#endif
 #endif
 }
 
@@ -175,6 +177,14 @@ __u32 BPF_PROG(sl_ssthresh, struct sock *sk)
 	struct sl *s = sl_state(sk);
 	s->pending = tp->snd_cwnd < tp->snd_ssthresh;
 	s->frac = 0;
+#ifdef SL_LOSS_WINDOW
+	/* An algorithm that raised cwnd ahead of the data sent (SUSS) reduces from the flight. */
+	if (s->pending) {
+		__u32 w = alg_loss_window(s, sl_in_flight(tp));
+		if (w && w < tp->snd_cwnd)
+			tp->snd_cwnd = w;
+	}
+#endif
 	return avoid_ssthresh(tp, s);
 }
 
