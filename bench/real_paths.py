@@ -1,8 +1,10 @@
 """Issue 15's real-path comparisons (docs/REAL.md): every stack on the two paths of
 examples/real/, each startup the issue names, with the agreement the issue asks for computed
-from what ran — never tuned. Needs root (the testbed). Prints Markdown; --json writes every row.
+from what ran — never tuned. Issue 34's algorithms (SUSS, Careful Resume, BBRv3, HyStart++ as the
+QUIC stacks ship it) run with `--issue34`: the simulator, startlab-udp and, where there is one,
+the BPF port in the kernel. Needs root (the testbed). Prints Markdown; --out also writes every row.
 
-    python bench/real_paths.py [--paths 20,100] [--out DIR]
+    python bench/real_paths.py [--paths 20,100] [--only NAME,...] [--issue34] [--out DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +30,26 @@ RUNS = [
     ("slow-start", ["sim", "udp"]),
     ("paced-start", ["sim", "udp"]),
 ]
+#: Issue 34's comparisons: (label, startup override, stacks, the BPF stack's compile-time
+#: parameters for a path of this many Mbit/s and ms of RTT). The sim and udp stacks run what the
+#: parameters stand for (bpfparams.py): a preset, a saved set. Careful Resume's saved set is the
+#: path's own capacity and RTT (a good jump, the issue's "saved capacity of an earlier
+#: connection on the same path"); BBRv3 has no BPF port and runs with the kernel's recovery, as its
+#: page advises.
+ISSUE34_RUNS = [
+    ("suss", "suss", ["sim", "udp", "kernel:bpf-suss+cubic"], lambda mbps, rtt_ms: {}),
+    ("careful-resume", "careful-resume", ["sim", "udp", "kernel:bpf-careful-resume+cubic"], lambda mbps, rtt_ms: {"SAVED_RATE": mbps * 1_000_000, "SAVED_RTT_US": rtt_ms * 1000}),
+    ("bbrv3+linux", "bbrv3+linux", ["sim", "udp"], lambda mbps, rtt_ms: {}),
+    *[(f"hystart++:{p}", "hystart++", ["sim", "udp", "kernel:bpf-hystart+++cubic"], lambda mbps, rtt_ms, n=n: {"PRESET": n}) for n, p in enumerate(("quiche", "msquic", "neqo", "ngtcp2"), 1)],
+]
+#: Each one's agreement: the issue's targets (exit cwnd within 10 %, drops within 20 %) for
+#: startlab-udp and the BPF port against the simulator.
+ISSUE34_CLAIMS = {
+    label: [(stack, "sim", figure, tol) for stack in stacks if stack != "sim" for figure, tol in (("exit_cwnd_pkts", 0.10), ("drops_5s", 0.20))]
+    for label, _, stacks, _ in ISSUE34_RUNS
+}
+#: The two paths' RTT (ms), as examples/real/ writes them.
+RTT_MS = {"20": 40, "100": 100}
 #: What the issue asks to agree, and within what: (stack, against, figure, tolerance).
 CLAIMS = {
     None: [("kernel:cubic", "sim", "exit_time_s", 0.15), ("kernel:cubic", "sim", "exit_cwnd_pkts", 0.15), ("udp", "sim", "exit_cwnd_pkts", 0.10), ("udp", "sim", "drops_5s", 0.20)],
@@ -58,27 +80,38 @@ def main() -> int:
     parser.add_argument("--paths", default="20,100", help="Which paths: 20 and/or 100 (Mbit/s).")
     parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, hystart-linux+linux, abc, abc+linux, abc+linux+reno, slow-start, paced-start).")
     parser.add_argument("--out", type=Path, help="Write each comparison's compare.json and cwnd.png under this directory.")
+    parser.add_argument("--issue34", action="store_true", help="Run issue 34's algorithms instead (suss, careful-resume, bbrv3+linux, hystart++:PRESET).")
     args = parser.parse_args()
     rows = []
     for mbps in args.paths.split(","):
         scenario = ROOT / "examples" / "real" / f"path-{mbps}mbps.toml"
-        for startup, stacks in RUNS:
-            if args.only and (startup or "hystart-linux") not in args.only.split(","):
+        if args.issue34:
+            runs = [(label, startup, stacks, params(int(mbps), RTT_MS[mbps]), ISSUE34_CLAIMS[label]) for label, startup, stacks, params in ISSUE34_RUNS]
+        else:
+            runs = [(startup or "hystart-linux", startup, stacks, {}, CLAIMS[startup]) for startup, stacks in RUNS]
+        for label, startup, stacks, bpf_params, claims in runs:
+            if args.only and label not in args.only.split(","):
                 continue
-            name = f"{mbps}mbps-{startup or 'hystart-linux'}"
+            name = f"{mbps}mbps-{label.replace(':', '-')}"
             work = (args.out or Path("/tmp")) / name
-            algorithm, recovery, avoidance = ((startup or "").split("+") + ["", ""])[:3]
-            results = side_by_side.compare_real(scenario, stacks, work, startup=algorithm or None, recovery=recovery or None, avoidance=avoidance or None)
+            # "ALGORITHM+RECOVERY+AVOIDANCE"; hystart++'s own pluses are its name.
+            head, _, rest = (startup or "").partition("++") if (startup or "").startswith("hystart++") else ("", "", startup or "")
+            algorithm, recovery, avoidance = (rest.split("+") + ["", ""])[:3]
+            algorithm = head + "++" if head else algorithm
+            results = side_by_side.compare_real(
+                scenario, stacks, work, startup=algorithm or None, recovery=recovery or None, avoidance=avoidance or None, bpf_params=bpf_params or None
+            )
             if args.out:
-                side_by_side.write(results, work, f"{scenario.name} ({startup or 'hystart-linux'})")
+                side_by_side.write(results, work, f"{scenario.name} ({label})")
             by = {r.stack: r for r in results}
-            print(f"\n### {mbps} Mbit/s, sim startup `{startup or 'hystart-linux'}`\n")
+            params = f" ({', '.join(f'{k}={v}' for k, v in bpf_params.items())})" if bpf_params else ""
+            print(f"\n### {mbps} Mbit/s, sim startup `{label}`{params}\n")
             print("| stack | exit (s) | reason | exit cwnd (pkts) | first drop (s) | drops 5 s | goodput (Mbit/s) | router worst late (ms) |")
             print("|---|---|---|---|---|---|---|---|")
             for line in side_by_side.table(results)[1:]:
                 print("| " + " | ".join(line) + " |")
             print()
-            for stack, against, figure, tol in CLAIMS[startup]:
+            for stack, against, figure, tol in claims:
                 a, b = getattr(by[stack], figure), getattr(by[against], figure)
                 err = rel(a, b)
                 verdict = "n/a" if err is None else ("agrees" if err <= tol else "differs")

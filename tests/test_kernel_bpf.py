@@ -270,6 +270,31 @@ def test_compare_real_runs_the_bpf_and_rust_versions_side_by_side(tmp_path: Path
     assert "sl_lss_r" not in _available()
 
 
+def test_bpf_params_set_every_stack_of_a_comparison_and_need_one_ported_algorithm(tmp_path: Path) -> None:
+    """compare-real --bpf-param: the sim (and udp) stacks run what the compile-time parameters
+    stand for; without exactly one BPF algorithm among the stacks it is refused."""
+    path, flow = side_by_side.prepare(ROOT / "examples" / "real" / "path-20mbps.toml", tmp_path, "hystart++", startup_params={"preset": "msquic"})
+    startup = json.loads(path.read_text())["flows"][0]["startup"]
+    assert startup == {"algorithm": "hystart++", "preset": "msquic"} and flow["startup"]["params"]["preset"] == "msquic"
+    with pytest.raises(ValueError, match="BPF versions of one algorithm"):
+        side_by_side.compare_real(path, ["sim"], tmp_path / "w", bpf_params={"PRESET": 2})
+    bad = CliRunner().invoke(cli, ["compare-real", str(path), "--stacks", "sim,kernel:bpf-lss", "--bpf-param", "PRESET=2"])
+    assert bad.exit_code == 2 and "PRESET" in bad.output and "MAX_SSTHRESH" in bad.output, bad.output
+
+
+@needs_bpf
+def test_compare_real_compiles_the_bpf_stack_with_a_preset_and_runs_it_in_the_simulator_too(tmp_path: Path) -> None:
+    scenario = (ROOT / "examples" / "real" / "path-20mbps.toml").read_text().replace('duration = "5s"', 'duration = "2s"')
+    path = tmp_path / "path.toml"
+    path.write_text(scenario)
+    results = side_by_side.compare_real(path, ["sim", "kernel:bpf-hystart++"], tmp_path / "out", bpf_params={"PRESET": 4})
+    rows = {r.stack: r for r in results}
+    assert set(rows) == {"sim", "kernel:bpf-hystart++"}
+    for r in rows.values():
+        assert r.exit_cwnd_pkts is not None and r.goodput_bps is not None and r.goodput_bps > 15e6, (r.stack, r.row())
+    assert "sl_hspp_r" not in _available()
+
+
 #: Careful Resume's compiled-in saved sets on the scripted path (20 Mbit/s, 40 ms: a BDP of 68
 #: segments) and the window each sets on the ACK of the initial window (its tenth): half of 20 or
 #: 100 Mbit/s x 40 ms, capped by MAX_JUMP, or no jump when the saved RTT is a tenth of the path's

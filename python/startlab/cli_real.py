@@ -208,7 +208,15 @@ def kernel_conform(name: str, acks: int, rate: str, rtt: str, initial_ssthresh: 
 
 
 def _real(
-    scenario: str, stacks: list[str], startup: str | None, as_json: bool, out: Path | None, tag: str, recovery: str | None = None, avoidance: str | None = None
+    scenario: str,
+    stacks: list[str],
+    startup: str | None,
+    as_json: bool,
+    out: Path | None,
+    tag: str,
+    recovery: str | None = None,
+    avoidance: str | None = None,
+    bpf_params: dict[str, int] | None = None,
 ) -> None:
     """compare-real and testbed run: run, print the table (or the JSON), write --out."""
     import tempfile
@@ -218,14 +226,18 @@ def _real(
 
     path = _scenario_file(scenario)
     ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
-    if "sim" in stacks and ported and startup not in ported:
+    if "sim" in stacks and ported and startup not in ported and not bpf_params:
         runs = f"--startup {startup}" if startup else "the scenario's startup"
         click.echo(f"note: the sim stack runs {runs}; --startup {ported[0]} runs the Rust version of the BPF algorithm beside it", err=True)
     with tempfile.TemporaryDirectory(prefix="startlab-real-") as scratch:
         try:
             with _naming(scenario):
-                results = side_by_side.compare_real(path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance)
+                results = side_by_side.compare_real(
+                    path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance, bpf_params=bpf_params
+                )
         except TestbedError as e:
+            raise _Failure(f"error: {e}", 2) from e
+        except ValueError as e:
             raise _Failure(f"error: {e}", 2) from e
     if out is not None:
         changed = ", ".join(x for x in (startup, recovery and f"recovery {recovery}", avoidance and f"avoidance {avoidance}") if x)
@@ -346,16 +358,20 @@ def net_send(scenario: str, server: str, key_file: Path | None, flow: int, durat
 @click.option("--avoidance", help="The sim and udp stacks' tcp.congestion_avoidance instead of the scenario's (e.g. reno beside kernel:reno).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"stacks": [{"stack", "exit_time_s", ...}]}.')
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and the overlaid cwnd.png here.")
-def compare_real(scenario: str, stacks: str, startup: str | None, recovery: str | None, avoidance: str | None, as_json: bool, out: Path | None) -> None:
+@click.option("--bpf-param", "bpf_params", multiple=True, metavar="NAME=N", help="Compile the kernel:bpf stack with this parameter (PRESET=2, SAVED_RATE=20000000) and give the sim and udp stacks the startup parameter it stands for. Repeatable.")
+def compare_real(
+    scenario: str, stacks: str, startup: str | None, recovery: str | None, avoidance: str | None, as_json: bool, out: Path | None, bpf_params: tuple[str, ...]
+) -> None:
     """Run SCENARIO's path with the simulator, startlab-udp and kernel TCP (testbed; root) and
     compare their startups: exit time and reason, exit cwnd, first drop, drops in 5 s, goodput."""
     from .real import side_by_side
 
     try:
         names = side_by_side.parse_stacks(stacks)
+        values = _bpf_params(bpf_params)
     except ValueError as e:
         raise _Failure(f"error: {e}", 2) from e
-    _real(scenario, names, startup, as_json, out, "cmp", recovery, avoidance)
+    _real(scenario, names, startup, as_json, out, "cmp", recovery, avoidance, values)
 
 
 @testbed_group.command("run")

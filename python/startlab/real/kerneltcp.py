@@ -351,12 +351,15 @@ class _Globals:
         _journal().write_text(json.dumps(self._params))
         write(path, value)
 
-    def ensure_congestion_control(self, name: str, stack: str = "") -> None:
+    def ensure_congestion_control(self, name: str, stack: str = "", bpf_params: dict[str, int] | None = None) -> None:
         available = available_congestion_controls()
         if name in available:
+            if bpf_params:
+                # Already registered, maybe compiled otherwise: the run must not guess.
+                raise KernelTcpError(f"{stack} is already registered; unload it (startlab kernel unload) to run it with compile-time parameters")
             return
         if stack.startswith("kernel:bpf-"):
-            self._load_bpf(stack)
+            self._load_bpf(stack, bpf_params)
             return
         module = f"tcp_{name}"
         if shutil.which("modprobe") is None:
@@ -378,13 +381,14 @@ class _Globals:
 
         self._undo.append((f"unload {module}", undo))
 
-    def _load_bpf(self, stack: str) -> None:
-        """Register a BPF algorithm for the run (unregistered by :meth:`restore`)."""
+    def _load_bpf(self, stack: str, params: dict[str, int] | None = None) -> None:
+        """Register a BPF algorithm for the run, compiled with ``params`` (unregistered by
+        :meth:`restore`)."""
         from . import kernelbpf
 
         kernelbpf.recover()
         try:
-            loaded = kernelbpf.load(stack)
+            loaded = kernelbpf.load(stack, params or {})
         except kernelbpf.KernelBpfError as e:
             raise KernelTcpError(f"{stack}: {e}") from None
         if loaded:
@@ -630,6 +634,7 @@ def run(
     source: str = "auto",
     poll: float = 0.002,
     timeout: float | None = None,
+    bpf_params: dict[str, int] | None = None,
 ) -> KernelRun:
     """One Linux TCP transfer on the testbed ``tb`` (up) from the server namespace's sender to the
     client namespace's receiver listening on ``port``, with the congestion control of ``stack``
@@ -643,7 +648,7 @@ def run(
     for the timestamp option; None: the route's); ``source`` = ``"auto"`` reads ``tcp_probe`` where
     tracefs allows and polls ``TCP_INFO`` every ``poll`` seconds otherwise, ``"tcp_probe"`` or
     ``"tcp_info"`` insist on one. ``timeout`` bounds the transfer (default 60 s plus
-    ``duration``). A stack the kernel lacks raises :class:`KernelTcpError` saying so; bad
+    ``duration``). ``bpf_params`` are a BPF algorithm's compile-time parameters (docs/KERNEL-BPF.md). A stack the kernel lacks raises :class:`KernelTcpError` saying so; bad
     arguments raise :class:`ValueError` naming the argument.
     """
     name = stack_name(stack)
@@ -659,7 +664,7 @@ def run(
     with _exclusive(limit), _on_sigterm(live.release):
         recover()
         try:
-            result = _transfer(tb, live, name, congestion_control, hystart, size, duration, port, initial_window, ecn, mss, use_probe, poll, limit)
+            result = _transfer(tb, live, name, congestion_control, hystart, size, duration, port, initial_window, ecn, mss, use_probe, poll, limit, bpf_params)
         except BaseException:
             failures = live.cleanup()
             if failures:
@@ -674,8 +679,9 @@ def run(
 def _transfer(
     tb: Testbed, live: _Live, name: str, congestion_control: str, hystart: int | None, size: int | None, duration: float | None, port: int,
     initial_window: int | None, ecn: bool, mss: int | None, use_probe: bool, poll: float, limit: float,
+    bpf_params: dict[str, int] | None = None,
 ) -> KernelRun:  # fmt: skip
-    live.globals.ensure_congestion_control(congestion_control, name)
+    live.globals.ensure_congestion_control(congestion_control, name, bpf_params)
     if hystart is not None:
         if not _HYSTART.exists():
             raise KernelTcpError(f"{_HYSTART} does not exist: this kernel's CUBIC has no HyStart switch")

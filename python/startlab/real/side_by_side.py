@@ -82,13 +82,18 @@ def parse_stacks(text: str) -> list[str]:
 
 
 def prepare(
-    scenario: str | Path, workdir: Path, startup: str | None = None, recovery: str | None = None, avoidance: str | None = None
+    scenario: str | Path,
+    workdir: Path,
+    startup: str | None = None,
+    recovery: str | None = None,
+    avoidance: str | None = None,
+    startup_params: dict[str, Any] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """The scenario compare-real runs: the file itself, or with ``startup`` (``recovery``,
     ``avoidance``) a JSON copy in ``workdir`` whose single flow uses that startup algorithm with
-    its defaults (that ``tcp.recovery``, that ``tcp.congestion_avoidance``); and that flow as
-    resolved (with ``duration_s``, the run's length). Refuses a scenario with other than one
-    ``[[flows]]`` entry, or with arrivals, users or replays."""
+    its defaults (that ``tcp.recovery``, that ``tcp.congestion_avoidance``) and
+    ``startup_params``; and that flow as resolved (with ``duration_s``, the run's length). Refuses
+    a scenario with other than one ``[[flows]]`` entry, or with arrivals, users or replays."""
     import startlab
 
     path = Path(scenario)
@@ -99,11 +104,14 @@ def prepare(
             f"flows: compare-real runs one flow on the testbed's one path; the scenario has {len(normal['flows'])} [[flows]] entries"
             + (f" and {', '.join(extra)}" if extra else "")
         )
-    if startup is None and recovery is None and avoidance is None:
+    if startup is None and recovery is None and avoidance is None and not startup_params:
         return path, _flow(normal)
     raw = startlab.scenario_document(path)
     if startup is not None:
         raw["flows"][0]["startup"] = {"algorithm": startup}
+    if startup_params:
+        table = raw["flows"][0].setdefault("startup", {"algorithm": normal["flows"][0]["startup"]["algorithm"]})
+        table.update(startup_params)
     if recovery is not None:
         raw["flows"][0].setdefault("tcp", {})["recovery"] = recovery
     if avoidance is not None:
@@ -181,9 +189,10 @@ def _drops(report: dict[str, Any], t0_mono: float) -> list[float]:
     return sorted(d["mono_s"] - t0_mono for d in report["forward"]["drop_log"] if d["mono_s"] >= t0_mono - 1.0)
 
 
-def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> StackResult:
+def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str, bpf_params: dict[str, int] | None = None) -> StackResult:
     """Linux TCP with the stack's congestion control through the router running the scenario
-    (``flow``: its resolved flow, from :func:`prepare`)."""
+    (``flow``: its resolved flow, from :func:`prepare`); a BPF stack compiled with
+    ``bpf_params``."""
     from . import kerneltcp
 
     tcp = flow["tcp"]
@@ -192,6 +201,7 @@ def run_kernel(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> Sta
         run = kerneltcp.run(
             tb, stack, size=flow.get("size"), duration=None if flow.get("size") else flow["duration_s"],
             initial_window=int(tcp["initial_window"]), ecn=tcp["ecn"] is True, mss=int(tcp["mss"]),
+            bpf_params=bpf_params if stack.startswith("kernel:bpf-") else None,
         )  # fmt: skip
     finally:
         report = tb.stop_router()
@@ -242,11 +252,24 @@ def compare_real(
     tag: str = "cmp",
     recovery: str | None = None,
     avoidance: str | None = None,
+    bpf_params: dict[str, int] | None = None,
 ) -> list[StackResult]:
     """Run each stack on the scenario's path (one testbed for all testbed stacks); results in
     the order asked. ``startup``, ``recovery`` and ``avoidance`` override the flow's (sim and udp
-    stacks)."""
-    path, flow = prepare(scenario, workdir, startup, recovery, avoidance)
+    stacks). ``bpf_params`` compile the BPF stacks (all of one algorithm) and, through what they
+    stand for in the Rust version (``real/bpfparams.py``), set the sim and udp stacks' startup
+    parameters: ``{"PRESET": 2}`` runs msquic's HyStart++ on every stack."""
+    startup_params = None
+    if bpf_params:
+        from . import bpfparams, kernelbpf
+
+        ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
+        if len(ported) != 1:
+            raise ValueError(f"--bpf-param: needs the stacks to hold BPF versions of one algorithm; they hold {len(ported)} ({', '.join(ported) or 'none'})")
+        bpf = next(s for s in stacks if s.startswith("kernel:bpf-"))
+        startup_params = bpfparams.rust_params(bpf.removeprefix("kernel:"), bpf_params)
+        startup = startup or ported[0]
+    path, flow = prepare(scenario, workdir, startup, recovery, avoidance, startup_params)
     results: list[StackResult] = []
     real = [s for s in stacks if s != "sim"]
     if real:
@@ -262,7 +285,7 @@ def compare_real(
                 elif stack == "udp":
                     results.append(run_udp(tb, path, flow))
                 else:
-                    results.append(run_kernel(tb, path, flow, stack))
+                    results.append(run_kernel(tb, path, flow, stack, bpf_params))
     else:
         results.append(run_sim(path))
     return results
