@@ -34,13 +34,13 @@ RUNS = [
 #: parameters for a path of this many Mbit/s and ms of RTT). The sim and udp stacks run what the
 #: parameters stand for (bpfparams.py): a preset, a saved set. Careful Resume's saved set is the
 #: path's own capacity and RTT (a good jump, the issue's "saved capacity of an earlier
-#: connection on the same path"); BBRv3 has no BPF port and runs with the kernel's recovery, as its
-#: page advises.
+#: connection on the same path"). Every one runs with the kernel's recovery (`+linux`: RACK-TLP and
+#: PRR, issue 16), since the kernel recovers the BPF ports' losses; BBRv3 has no BPF port.
 ISSUE34_RUNS = [
-    ("suss", "suss", ["sim", "udp", "kernel:bpf-suss+cubic"], lambda mbps, rtt_ms: {}),
-    ("careful-resume", "careful-resume", ["sim", "udp", "kernel:bpf-careful-resume+cubic"], lambda mbps, rtt_ms: {"SAVED_RATE": mbps * 1_000_000, "SAVED_RTT_US": rtt_ms * 1000}),
+    ("suss+linux", "suss+linux", ["sim", "udp", "kernel:bpf-suss+cubic"], lambda mbps, rtt_ms: {}),
+    ("careful-resume+linux", "careful-resume+linux", ["sim", "udp", "kernel:bpf-careful-resume+cubic"], lambda mbps, rtt_ms: {"SAVED_RATE": mbps * 1_000_000, "SAVED_RTT_US": rtt_ms * 1000}),
     ("bbrv3+linux", "bbrv3+linux", ["sim", "udp"], lambda mbps, rtt_ms: {}),
-    *[(f"hystart++:{p}", "hystart++", ["sim", "udp", "kernel:bpf-hystart+++cubic"], lambda mbps, rtt_ms, n=n: {"PRESET": n}) for n, p in enumerate(("quiche", "msquic", "neqo", "ngtcp2"), 1)],
+    *[(f"hystart++:{p}+linux", "hystart+++linux", ["sim", "udp", "kernel:bpf-hystart+++cubic"], lambda mbps, rtt_ms, n=n: {"PRESET": n}) for n, p in enumerate(("quiche", "msquic", "neqo", "ngtcp2"), 1)],
 ]
 #: Each one's agreement: the issue's targets (exit cwnd within 10 %, drops within 20 %) for
 #: startlab-udp and the BPF port against the simulator.
@@ -80,7 +80,7 @@ def main() -> int:
     parser.add_argument("--paths", default="20,100", help="Which paths: 20 and/or 100 (Mbit/s).")
     parser.add_argument("--only", help="Comma-separated runs to do (hystart-linux, hystart-linux+linux, abc, abc+linux, abc+linux+reno, slow-start, paced-start).")
     parser.add_argument("--out", type=Path, help="Write each comparison's compare.json and cwnd.png under this directory.")
-    parser.add_argument("--issue34", action="store_true", help="Run issue 34's algorithms instead (suss, careful-resume, bbrv3+linux, hystart++:PRESET).")
+    parser.add_argument("--issue34", action="store_true", help="Run issue 34's algorithms instead (suss+linux, careful-resume+linux, bbrv3+linux, hystart++:PRESET+linux).")
     args = parser.parse_args()
     rows = []
     for mbps in args.paths.split(","):
