@@ -77,33 +77,37 @@ pub mod flags {
 }
 
 /// A packet in the arena.
+///
+/// Layout (`repr(C, align(64))`): the header every hop reads fills the first cache line, the
+/// 120 bytes of ACK contents come after it, so a data packet's hops touch one line.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub struct Packet {
-    /// Kind.
-    pub kind: PktKind,
+    /// Data: first byte; ACK: unused.
+    pub seq: u64,
     /// Flow (TCP) or cross source index.
     pub flow: u32,
     /// Destination node.
     pub dst: u32,
     /// Bytes on the wire.
     pub size: u32,
-    /// Data: first byte; ACK: unused.
-    pub seq: u64,
     /// Data payload bytes.
     pub len: u32,
+    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
+    /// after another; a packet of an earlier one reaching an endpoint is discarded).
+    pub conn: u32,
+    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
+    pub qs: Option<QsRequest>,
     /// [`flags`].
     pub flags: u16,
-    /// ACK contents.
-    pub ack: Ack,
+    /// Kind.
+    pub kind: PktKind,
     /// IP TTL: [`INITIAL_IP_TTL`] at the sending host, decremented by every router hop.
     ///
     /// [`INITIAL_IP_TTL`]: startlab_cc::startup::INITIAL_IP_TTL
     pub ttl: u8,
-    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
-    pub qs: Option<QsRequest>,
-    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
-    /// after another; a packet of an earlier one reaching an endpoint is discarded).
-    pub conn: u32,
+    /// ACK contents (a request's part number in `ack.ack`).
+    pub ack: Ack,
 }
 
 /// Packets live here, reused through a free list: no allocation per packet once warm.
@@ -148,46 +152,52 @@ impl Arena {
 /// transmission at `max(now, busy_until)`. So the channel keeps the start times of the packets
 /// still waiting (to know the queue length at any later arrival) and the packets in flight in
 /// arrival order; only the head of the latter is an event in the global heap.
+///
+/// Layout: a run with many flows touches thousands of channels (each host's access link, both
+/// directions) in no order the cache can follow, so the fields every packet reads or writes come
+/// first, in declaration order (`repr(C)`), on the struct's first four cache lines (`align(64)`);
+/// what only a queueing packet, a traced run or the results need comes after.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Channel {
-    /// `LINK:FROM->TO`.
-    pub name: String,
-    /// Sending node.
-    pub from: u32,
-    /// Receiving node.
-    pub to: u32,
-    /// Capacity.
-    pub rate: Rate,
-    /// Propagation delay.
-    pub delay: Dur,
-    /// Queue limit.
-    pub limit: QueueLimit,
+    /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
+    pub pipe: VecDeque<(Time, u64, u32)>,
+    waiting: VecDeque<(Time, u32)>,
     busy_until: Time,
     /// Serialisation time of the last packet size seen: a link direction mostly carries one size
     /// (full segments one way, ACKs the other), so this spares a 128-bit division per packet.
     tx_cache: (u32, Dur),
-    waiting: VecDeque<(Time, u32)>,
+    /// Propagation delay.
+    pub delay: Dur,
     wait_pkts: u64,
     wait_bytes: u64,
-    /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
-    pub pipe: VecDeque<(Time, u64, u32)>,
-    /// Counters.
+    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO above).
+    aqm: Option<Box<AqmLink>>,
+    /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
+    pub imp: Option<Box<Impairment>>,
+    /// RED admission and its own random stream (`None`: drop-tail).
+    red: Option<Box<(Red, Pcg64)>>,
+    /// Receiving node.
+    pub to: u32,
+    /// Sending node.
+    pub from: u32,
+    /// Counters (the per-packet ones first).
     pub stats: ChannelStats,
+    /// Capacity.
+    pub rate: Rate,
+    /// Queue limit.
+    pub limit: QueueLimit,
     last_change: Time,
+    /// The earliest end of an early window in `early_watch`.
+    pub early_next_end: Time,
     /// Flows whose early window watches this queue: (window end, flow, peak occupancy so far).
     pub early_watch: Vec<(Time, u32, u64)>,
     /// The largest occupancy since the watch list's peaks were last brought up to date (0:
     /// none): occupancy rises on every enqueue but the watch list changes only when a flow starts
     /// or its early window ends, so the peaks are updated then, not per packet.
     pub early_acc: u64,
-    /// The earliest end of an early window in `early_watch`.
-    pub early_next_end: Time,
-    /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
-    pub imp: Option<Box<Impairment>>,
-    /// RED admission and its own random stream (`None`: drop-tail).
-    red: Option<(Red, Pcg64)>,
-    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO above).
-    aqm: Option<Box<AqmLink>>,
+    /// `LINK:FROM->TO`.
+    pub name: String,
 }
 
 /// The state of a link direction whose queue is a dequeue-time discipline (aqm.rs): packets wait
@@ -218,38 +228,39 @@ pub struct Departure {
     pub sojourn: Dur,
 }
 
-/// Per-channel counters.
+/// Per-channel counters (`repr(C)`: those every packet updates first, see [`Channel`]).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct ChannelStats {
+    /// How long the packets that started transmission waited in the queue.
+    pub sojourn: Sojourns,
     /// Packets offered.
     pub arrivals: u64,
     /// Packets accepted (they will be transmitted).
     pub accepted: u64,
     /// Bytes accepted.
     pub accepted_bytes: u64,
+    /// Packets that reached the far node.
+    pub delivered: u64,
     /// Packets refused (buffer overflow and RED's early drops).
     pub drops: u64,
     /// Of `drops`, those RED chose (probabilistic or forced region), not buffer overflow.
     pub early_drops: u64,
     /// Packets RED marked CE instead of dropping.
     pub marks: u64,
-    /// Packets that reached the far node.
-    pub delivered: u64,
     /// Of `drops`, packets an impairment's loss process discarded (the queue had admitted them).
     pub impairment_drops: u64,
     /// Packets that reached the far node after a packet that entered the link later (jitter with
     /// `reorder = true`).
     pub reordered: u64,
-    /// ∫ packets waiting dt, in packet·ns.
-    pub q_area_pkts: u128,
-    /// ∫ bytes waiting dt, in byte·ns.
-    pub q_area_bytes: u128,
     /// Most packets waiting.
     pub max_pkts: u64,
     /// Most bytes waiting.
     pub max_bytes: u64,
-    /// How long the packets that started transmission waited in the queue.
-    pub sojourn: Sojourns,
+    /// ∫ packets waiting dt, in packet·ns.
+    pub q_area_pkts: u128,
+    /// ∫ bytes waiting dt, in byte·ns.
+    pub q_area_bytes: u128,
 }
 
 
@@ -462,7 +473,7 @@ impl Channel {
 
     /// Makes the queue RED, drawing its decisions from `rng` (the channel's own stream).
     pub fn with_red(mut self, red: Red, rng: Pcg64) -> Self {
-        self.red = Some((red, rng));
+        self.red = Some(Box::new((red, rng)));
         self
     }
 
@@ -477,7 +488,7 @@ impl Channel {
 
     /// RED's average queue length (unit of the limit), if the queue is RED.
     pub fn red_avg(&self) -> Option<f64> {
-        self.red.as_ref().map(|(r, _)| r.avg())
+        self.red.as_deref().map(|(r, _)| r.avg())
     }
 
     /// Packets in flight (queued or propagating).
@@ -550,7 +561,7 @@ impl Channel {
         let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, size, self.rate));
         let must_wait = plan.map_or(self.busy_until > now, |p| p.start > now);
         let mut marked = false;
-        if let Some((red, rng)) = self.red.as_mut() {
+        if let Some((red, rng)) = self.red.as_deref_mut() {
             // The queue RED averages is the packets waiting (as ns-2, the one in transmission is
             // not counted); it went empty when the link last went idle (`busy_until`).
             if !must_wait {
