@@ -76,73 +76,123 @@ pub mod flags {
     }
 }
 
-/// A packet in the arena.
-///
-/// Layout (`repr(C, align(64))`): the header every hop reads fills the first cache line, the
-/// 120 bytes of ACK contents come after it, so a data packet's hops touch one line.
+/// A packet in the arena: the header every hop reads, one cache line (`align(64)`). An ACK's
+/// contents (and a request's part number) are stored beside it ([`Arena::ack`]).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
+#[repr(align(64))]
 pub struct Packet {
-    /// Data: first byte; ACK: unused.
-    pub seq: u64,
+    /// Kind.
+    pub kind: PktKind,
     /// Flow (TCP) or cross source index.
     pub flow: u32,
     /// Destination node.
     pub dst: u32,
     /// Bytes on the wire.
     pub size: u32,
+    /// Data: first byte; ACK: unused.
+    pub seq: u64,
     /// Data payload bytes.
     pub len: u32,
-    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
-    /// after another; a packet of an earlier one reaching an endpoint is discarded).
-    pub conn: u32,
-    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
-    pub qs: Option<QsRequest>,
     /// [`flags`].
     pub flags: u16,
-    /// Kind.
-    pub kind: PktKind,
     /// IP TTL: [`INITIAL_IP_TTL`] at the sending host, decremented by every router hop.
     ///
     /// [`INITIAL_IP_TTL`]: startlab_cc::startup::INITIAL_IP_TTL
     pub ttl: u8,
-    /// ACK contents (a request's part number in `ack.ack`).
-    pub ack: Ack,
+    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
+    pub qs: Option<QsRequest>,
+    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
+    /// after another; a packet of an earlier one reaching an endpoint is discarded).
+    pub conn: u32,
 }
 
-/// Packets live here, reused through a free list: no allocation per packet once warm.
+/// A packet with ACK contents (an ACK, or a request whose part number rides in `ack.ack`).
+#[derive(Clone, Copy, Debug)]
+struct WithAck {
+    header: Packet,
+    ack: Ack,
+}
+
+/// The handle bit of packets stored with ACK contents.
+const WITH_ACK: u32 = 1 << 31;
+
+/// Packets live here, reused through free lists: no allocation per packet once warm.
+///
+/// Two pools: packets without ACK contents (data, SYNs, cross traffic: one cache line each) and
+/// packets with them (ACKs, requests: three lines). Each reuses its most recently freed slot, so a
+/// sender's new data packet takes the slot a data packet just delivered left (still in the cache)
+/// and never writes the 120 bytes of an ACK it does not carry; a receiver's ACK likewise takes an
+/// ACK's slot. A handle with [`WITH_ACK`] set is in the second pool.
 #[derive(Debug, Default)]
 pub struct Arena {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
+    plain: Vec<Packet>,
+    plain_free: Vec<u32>,
+    acked: Vec<WithAck>,
+    acked_free: Vec<u32>,
 }
 
 impl Arena {
-    /// Stores a packet, returning its handle.
+    /// Stores a packet without ACK contents, returning its handle.
     pub fn alloc(&mut self, p: Packet) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
+        if let Some(i) = self.plain_free.pop() {
+            self.plain[i as usize] = p;
             i
         } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as u32
+            self.plain.push(p);
+            debug_assert!(self.plain.len() < WITH_ACK as usize);
+            (self.plain.len() - 1) as u32
+        }
+    }
+    /// Stores a packet that carries ACK contents (an ACK, or a request's part number).
+    pub fn alloc_with_ack(&mut self, p: Packet, ack: Ack) -> u32 {
+        let w = WithAck { header: p, ack };
+        if let Some(i) = self.acked_free.pop() {
+            self.acked[i as usize] = w;
+            i | WITH_ACK
+        } else {
+            self.acked.push(w);
+            debug_assert!(self.acked.len() < WITH_ACK as usize);
+            (self.acked.len() - 1) as u32 | WITH_ACK
         }
     }
     /// Releases a handle.
     pub fn free(&mut self, i: u32) {
-        self.free.push(i);
+        if i & WITH_ACK != 0 {
+            self.acked_free.push(i & !WITH_ACK);
+        } else {
+            self.plain_free.push(i);
+        }
     }
     /// Reads a packet.
+    #[inline]
     pub fn get(&self, i: u32) -> &Packet {
-        &self.slots[i as usize]
+        if i & WITH_ACK != 0 {
+            &self.acked[(i & !WITH_ACK) as usize].header
+        } else {
+            &self.plain[i as usize]
+        }
+    }
+    /// The ACK contents of a packet stored with [`Arena::alloc_with_ack`] (a default [`Ack`] for
+    /// any other).
+    pub fn ack(&self, i: u32) -> Ack {
+        if i & WITH_ACK != 0 {
+            self.acked[(i & !WITH_ACK) as usize].ack
+        } else {
+            Ack::default()
+        }
     }
     /// A packet, to change in flight (a router rewriting its TTL and options).
+    #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.slots[i as usize]
+        if i & WITH_ACK != 0 {
+            &mut self.acked[(i & !WITH_ACK) as usize].header
+        } else {
+            &mut self.plain[i as usize]
+        }
     }
     /// Packets alive.
     pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.plain.len() - self.plain_free.len() + self.acked.len() - self.acked_free.len()
     }
 }
 
@@ -154,35 +204,38 @@ impl Arena {
 /// arrival order; only the head of the latter is an event in the global heap.
 ///
 /// Layout: a run with many flows touches thousands of channels (each host's access link, both
-/// directions) in no order the cache can follow, so the fields every packet reads or writes come
-/// first, in declaration order (`repr(C)`), on the struct's first four cache lines (`align(64)`);
-/// what only a queueing packet, a traced run or the results need comes after.
+/// directions) in no order the cache can follow, so everything a packet that does not wait reads
+/// or writes — offered, launched, and taken at the far end — is on the struct's first two cache
+/// lines, in declaration order (`repr(C)`), one aligned pair (`align(128)`) that the hardware
+/// fetches together; what only a queueing packet, a traced run or the results need comes after.
 #[derive(Debug)]
-#[repr(C, align(64))]
+#[repr(C, align(128))]
 pub struct Channel {
     /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
     pub pipe: VecDeque<(Time, u64, u32)>,
-    waiting: VecDeque<(Time, u32)>,
-    busy_until: Time,
-    /// Serialisation time of the last packet size seen: a link direction mostly carries one size
-    /// (full segments one way, ACKs the other), so this spares a 128-bit division per packet.
-    tx_cache: (u32, Dur),
-    /// Propagation delay.
-    pub delay: Dur,
-    wait_pkts: u64,
-    wait_bytes: u64,
-    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO above).
+    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO `waiting`).
     aqm: Option<Box<AqmLink>>,
     /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
     pub imp: Option<Box<Impairment>>,
     /// RED admission and its own random stream (`None`: drop-tail).
     red: Option<Box<(Red, Pcg64)>>,
+    wait_pkts: u64,
+    busy_until: Time,
+    /// Serialisation time of the last packet size seen, `tx_size`: a link direction mostly
+    /// carries one size (full segments one way, ACKs the other), so this spares a 128-bit
+    /// division per packet.
+    tx_time: Dur,
+    /// Propagation delay.
+    pub delay: Dur,
+    tx_size: u32,
     /// Receiving node.
     pub to: u32,
-    /// Sending node.
-    pub from: u32,
     /// Counters (the per-packet ones first).
     pub stats: ChannelStats,
+    waiting: VecDeque<(Time, u32)>,
+    wait_bytes: u64,
+    /// Sending node.
+    pub from: u32,
     /// Capacity.
     pub rate: Rate,
     /// Queue limit.
@@ -232,8 +285,6 @@ pub struct Departure {
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct ChannelStats {
-    /// How long the packets that started transmission waited in the queue.
-    pub sojourn: Sojourns,
     /// Packets offered.
     pub arrivals: u64,
     /// Packets accepted (they will be transmitted).
@@ -261,6 +312,16 @@ pub struct ChannelStats {
     pub q_area_pkts: u128,
     /// ∫ bytes waiting dt, in byte·ns.
     pub q_area_bytes: u128,
+    /// How long the packets that waited at all waited in the queue: every other accepted packet
+    /// waited 0 ns and is not added one by one ([`ChannelStats::sojourns`] counts them in).
+    pub sojourn: Sojourns,
+}
+
+impl ChannelStats {
+    /// The sojourn times of every accepted packet: those that waited, and the others at 0 ns.
+    pub fn sojourns(&self) -> Sojourns {
+        self.sojourn.with_zeros(self.accepted - self.sojourn.count)
+    }
 }
 
 
@@ -304,7 +365,8 @@ impl Channel {
             delay,
             limit,
             busy_until: Time::ZERO,
-            tx_cache: (0, rate.tx_time(0)),
+            tx_size: 0,
+            tx_time: rate.tx_time(0),
             waiting: VecDeque::new(),
             wait_pkts: 0,
             wait_bytes: 0,
@@ -434,7 +496,9 @@ impl Channel {
         self.stats.accepted += 1;
         self.stats.accepted_bytes += p.size as u64;
         let sojourn = now.saturating_since(p.enqueued);
-        self.stats.sojourn.add(sojourn);
+        if sojourn > Dur::ZERO {
+            self.stats.sojourn.add(sojourn);
+        }
         let (arrival, first) = self.launch(end, seq, p.pkt);
         let next = (self.wait_pkts > 0).then(|| {
             if let Some(a) = self.aqm.as_mut() {
@@ -448,10 +512,10 @@ impl Channel {
     /// Serialisation time of `size` bytes (cached for the last size seen).
     #[inline]
     fn tx_time(&mut self, size: u32) -> Dur {
-        if self.tx_cache.0 != size {
-            self.tx_cache = (size, self.rate.tx_time(size as u64));
+        if self.tx_size != size {
+            (self.tx_size, self.tx_time) = (size, self.rate.tx_time(size as u64));
         }
-        self.tx_cache.1
+        self.tx_time
     }
 
     /// Puts a packet whose transmission ends at `end` on the wire: its arrival at the far node
@@ -540,6 +604,11 @@ impl Channel {
     /// Starts transmission of every waiting packet whose turn came by `now`; reports each queue
     /// change (in time order) to `trace`.
     pub fn drain(&mut self, now: Time, mut trace: impl FnMut(QueueChange)) {
+        if self.wait_pkts == 0 {
+            // Nothing waits (the common case, on a link that is not a bottleneck): the FIFO's
+            // memory stays untouched.
+            return;
+        }
         while let Some(&(start, size)) = self.waiting.front() {
             if start > now {
                 break;
@@ -611,7 +680,9 @@ impl Channel {
             }
         };
         self.busy_until = end;
-        self.stats.sojourn.add(start.saturating_since(now));
+        if start > now {
+            self.stats.sojourn.add(start - now);
+        }
         if must_wait {
             self.account(now);
             self.waiting.push_back((start, size));

@@ -47,6 +47,11 @@ impl Sojourns {
         self.hist[bucket] += 1;
     }
 
+    /// These sojourns and `n` more of 0 ns.
+    pub fn with_zeros(&self, n: u64) -> Sojourns {
+        Sojourns { count: self.count + n, zero: self.zero + n, ..self.clone() }
+    }
+
     /// Mean sojourn, seconds (0 without packets).
     pub fn mean_s(&self) -> f64 {
         if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1e9 }

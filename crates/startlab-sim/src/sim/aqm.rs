@@ -35,7 +35,7 @@ impl Simulation {
         pt.sources[source as usize].then(|| PacketRecord {
             kind: q.kind as u8,
             flow: source,
-            seq: if q.kind == PktKind::Ack { q.ack.ack } else { q.seq },
+            seq: if q.kind == PktKind::Ack { self.arena.ack(pkt).ack } else { q.seq },
             len: q.len,
             size: q.size,
         })

@@ -66,7 +66,7 @@ impl Simulation {
             let source = if kind == PktKind::Cross { nf + flow } else { flow };
             p.sources[source as usize].then(|| {
                 let q = self.arena.get(pkt);
-                let seq = if kind == PktKind::Ack { q.ack.ack } else { q.seq };
+                let seq = if kind == PktKind::Ack { self.arena.ack(pkt).ack } else { q.seq };
                 PacketRecord { kind: kind as u8, flow: source, seq, len: q.len, size, }
             })
         });
@@ -205,7 +205,7 @@ impl Simulation {
             // The common case copies only the ACK, not the whole packet.
             let (flow, ack, conn) = {
                 let p = self.arena.get(pkt);
-                (p.flow, p.ack, p.conn)
+                (p.flow, self.arena.ack(pkt), p.conn)
             };
             self.arena.free(pkt);
             if conn == self.flows[flow as usize].conn {
@@ -213,13 +213,9 @@ impl Simulation {
             }
             return;
         }
-        let (p, part) = {
-            let q = self.arena.get(pkt);
-            // The header only, and a request's part number (it rides in the ACK contents): the
-            // ACK contents fill two more cache lines of the arena's slot.
-            let part = if q.kind == PktKind::Request { q.ack.ack } else { 0 };
-            (Packet { ack: Ack::default(), ..*q }, part)
-        };
+        let p = *self.arena.get(pkt);
+        // A request's part number rides in its ACK contents.
+        let part = if p.kind == PktKind::Request { self.arena.ack(pkt).ack } else { 0 };
         self.arena.free(pkt);
         if p.kind != PktKind::Cross {
             let fl = &mut self.flows[p.flow as usize];
@@ -339,7 +335,7 @@ impl Simulation {
         if ack.accecn.is_some() {
             size += startlab_tcp::AccEcnFeedback::OPTION_BYTES;
         }
-        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
+        let pkt = self.arena.alloc_with_ack(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ttl: INITIAL_IP_TTL, qs: None, conn }, ack);
         self.forward(from, pkt);
     }
 
