@@ -188,6 +188,11 @@ impl EventQueue {
         self.refill();
         self.now.peek().map(|Reverse((t, _, _))| *t)
     }
+    /// The next event's source, if it is in the current window (a hint for warming the caches:
+    /// an event pushed before it pops may come first).
+    pub fn peek_source(&self) -> Option<Source> {
+        self.now.peek().map(|Reverse((_, _, s))| *s)
+    }
     /// Removes the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Source)> {
         self.refill();
