@@ -407,6 +407,12 @@ impl Channel {
         self.aqm.as_ref().and_then(|a| a.qdisc.next_timer())
     }
 
+    /// A dequeue-time discipline dropped packets not yet taken ([`Channel::take_aqm_drops`]).
+    #[inline]
+    pub fn has_aqm_drops(&self) -> bool {
+        self.aqm.as_ref().is_some_and(|a| !a.events.drops.is_empty())
+    }
+
     /// The packets a dequeue-time discipline dropped since the last call, with why (no allocation
     /// when there are none, the usual case).
     #[inline]
