@@ -30,6 +30,7 @@ pub mod engine;
 pub mod impair;
 mod metrics;
 pub mod net;
+pub mod packet;
 pub mod red;
 pub mod rng;
 pub mod sojourn;

@@ -774,6 +774,7 @@ impl Simulation {
             .enumerate()
             .map(|(c, ch)| {
                 let st = &ch.stats;
+                let soj = st.sojourns();
                 let (limit, unit) = match ch.limit {
                     QueueLimit::Packets(n) => (n, "pkt"),
                     QueueLimit::Bytes(b) => (b, "B"),
@@ -801,10 +802,10 @@ impl Simulation {
                     max_queue: st.max_pkts,
                     mean_queue_bytes: if span > 0.0 { st.q_area_bytes as f64 / span } else { 0.0 },
                     max_queue_bytes: st.max_bytes,
-                    sojourn_mean: st.sojourn.mean_s(),
-                    sojourn_p50: st.sojourn.quantile_s(0.5),
-                    sojourn_p99: st.sojourn.quantile_s(0.99),
-                    sojourn_max: st.sojourn.max_ns as f64 / 1e9,
+                    sojourn_mean: soj.mean_s(),
+                    sojourn_p50: soj.quantile_s(0.5),
+                    sojourn_p99: soj.quantile_s(0.99),
+                    sojourn_max: soj.max_ns as f64 / 1e9,
                 }
             })
             .collect();

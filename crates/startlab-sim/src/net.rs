@@ -1,146 +1,16 @@
-//! Packets, link directions ("channels") with their queues — a departure-at-arrival FIFO for
-//! drop-tail and RED, or a dequeue-time discipline of `aqm` — and static routes.
+//! Link directions ("channels") with their queues — a departure-at-arrival FIFO for drop-tail
+//! and RED, or a dequeue-time discipline of `aqm` — and static routes; the packets they carry are
+//! in `packet` (re-exported here).
 
 use crate::aqm::{DropCause, Ecn, Events, QPacket, Qdisc};
 use crate::impair::Impairment;
 pub use crate::sojourn::Sojourns;
 use crate::red::{Red, Verdict};
 use rand_pcg::Pcg64;
-use startlab_cc::startup::QsRequest;
+pub use crate::packet::{flags, Arena, Packet, PktKind};
 use startlab_scenario::QueueLimit;
-use startlab_tcp::Ack;
 use startlab_units::{Dur, Rate, Time};
 use std::collections::VecDeque;
-
-/// What a packet carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PktKind {
-    /// TCP data.
-    Data,
-    /// TCP ACK (or SYN-ACK).
-    Ack,
-    /// TCP SYN.
-    Syn,
-    /// UDP cross traffic.
-    Cross,
-    /// An application request from a flow's receiving host to its sending host.
-    Request,
-}
-
-/// Packet flags used by the measurements, and the IP ECN field and TCP flags a packet carries.
-pub mod flags {
-    /// Sent during the startup period (before `t_su`).
-    pub const STARTUP: u16 = 1;
-    /// Sent within the first `early_rtts` base RTTs after `t0`.
-    pub const EARLY: u16 = 2;
-    /// IP ECN field ECT(0): a classic ECN-capable transport (new TCP data of an ECN connection).
-    pub const ECT: u16 = 4;
-    /// IP ECN field CE: a queue marked the packet (replaces ECT(0) or ECT(1); RFC 3168 codepoint
-    /// `11`).
-    pub const CE: u16 = 8;
-    /// TCP CWR flag (data), or with [`ECE`] the ECN-setup SYN.
-    pub const CWR: u16 = 16;
-    /// TCP ECE flag on a SYN (ECN setup); ACKs carry ECE in `Ack::ece`.
-    pub const ECE: u16 = 32;
-    /// A data segment sent before (a retransmission), for the results' `retransmissions_lost`.
-    pub const RETRANSMIT: u16 = 64;
-    /// IP ECN field ECT(1): an L4S transport (RFC 9331 §4; new TCP data of a `tcp.ecn = "l4s"`
-    /// connection).
-    pub const ECT1: u16 = 128;
-    /// TCP AE flag: with [`CWR`] and [`ECE`], a SYN that asks for Accurate ECN (RFC 9768 §3.1.1).
-    pub const AE: u16 = 256;
-
-    /// The IP ECN field these flags carry.
-    pub fn ip_ecn(flags: u16) -> startlab_tcp::IpEcn {
-        use startlab_tcp::IpEcn;
-        if flags & CE != 0 {
-            IpEcn::Ce
-        } else if flags & ECT1 != 0 {
-            IpEcn::Ect1
-        } else if flags & ECT != 0 {
-            IpEcn::Ect0
-        } else {
-            IpEcn::NotEct
-        }
-    }
-
-    /// The flags that carry IP ECN field `ecn`.
-    pub fn of_ip_ecn(ecn: startlab_tcp::IpEcn) -> u16 {
-        use startlab_tcp::IpEcn;
-        match ecn {
-            IpEcn::NotEct => 0,
-            IpEcn::Ect0 => ECT,
-            IpEcn::Ect1 => ECT1,
-            IpEcn::Ce => CE,
-        }
-    }
-}
-
-/// A packet in the arena.
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    /// Kind.
-    pub kind: PktKind,
-    /// Flow (TCP) or cross source index.
-    pub flow: u32,
-    /// Destination node.
-    pub dst: u32,
-    /// Bytes on the wire.
-    pub size: u32,
-    /// Data: first byte; ACK: unused.
-    pub seq: u64,
-    /// Data payload bytes.
-    pub len: u32,
-    /// [`flags`].
-    pub flags: u16,
-    /// ACK contents.
-    pub ack: Ack,
-    /// IP TTL: [`INITIAL_IP_TTL`] at the sending host, decremented by every router hop.
-    ///
-    /// [`INITIAL_IP_TTL`]: startlab_cc::startup::INITIAL_IP_TTL
-    pub ttl: u8,
-    /// Quick-Start Rate Request option (RFC 4782) carried by a SYN or first data segment.
-    pub qs: Option<QsRequest>,
-    /// The connection of the flow slot that sent it (a `[[users]]` slot runs one connection
-    /// after another; a packet of an earlier one reaching an endpoint is discarded).
-    pub conn: u32,
-}
-
-/// Packets live here, reused through a free list: no allocation per packet once warm.
-#[derive(Debug, Default)]
-pub struct Arena {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl Arena {
-    /// Stores a packet, returning its handle.
-    pub fn alloc(&mut self, p: Packet) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
-            i
-        } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as u32
-        }
-    }
-    /// Releases a handle.
-    pub fn free(&mut self, i: u32) {
-        self.free.push(i);
-    }
-    /// Reads a packet.
-    pub fn get(&self, i: u32) -> &Packet {
-        &self.slots[i as usize]
-    }
-    /// A packet, to change in flight (a router rewriting its TTL and options).
-    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.slots[i as usize]
-    }
-    /// Packets alive.
-    pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-}
 
 /// One direction of a full-duplex link, with its queue.
 ///
@@ -148,47 +18,56 @@ impl Arena {
 /// transmission at `max(now, busy_until)`. So the channel keeps the start times of the packets
 /// still waiting (to know the queue length at any later arrival) and the packets in flight in
 /// arrival order; only the head of the latter is an event in the global heap.
+///
+/// Layout: a run with many flows touches thousands of channels (each host's access link, both
+/// directions) in no order the cache can follow, so everything a packet that does not wait reads
+/// or writes — offered, launched, and taken at the far end — is on the struct's first two cache
+/// lines, in declaration order (`repr(C)`), one aligned pair (`align(128)`) that the hardware
+/// fetches together; what only a queueing packet, a traced run or the results need comes after.
 #[derive(Debug)]
+#[repr(C, align(128))]
 pub struct Channel {
-    /// `LINK:FROM->TO`.
-    pub name: String,
-    /// Sending node.
-    pub from: u32,
-    /// Receiving node.
-    pub to: u32,
-    /// Capacity.
-    pub rate: Rate,
-    /// Propagation delay.
-    pub delay: Dur,
-    /// Queue limit.
-    pub limit: QueueLimit,
-    busy_until: Time,
-    /// Serialisation time of the last packet size seen: a link direction mostly carries one size
-    /// (full segments one way, ACKs the other), so this spares a 128-bit division per packet.
-    tx_cache: (u32, Dur),
-    /// The FIFO's waiting packets: when each starts transmission, its size, when it arrived.
-    waiting: VecDeque<(Time, u32, Time)>,
-    wait_pkts: u64,
-    wait_bytes: u64,
     /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
     pub pipe: VecDeque<(Time, u64, u32)>,
-    /// Counters.
+    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO `waiting`).
+    aqm: Option<Box<AqmLink>>,
+    /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
+    pub imp: Option<Box<Impairment>>,
+    /// RED admission and its own random stream (`None`: drop-tail).
+    red: Option<Box<(Red, Pcg64)>>,
+    wait_pkts: u64,
+    busy_until: Time,
+    /// Serialisation time of the last packet size seen, `tx_size`: a link direction mostly
+    /// carries one size (full segments one way, ACKs the other), so this spares a 128-bit
+    /// division per packet.
+    tx_time: Dur,
+    /// Propagation delay.
+    pub delay: Dur,
+    tx_size: u32,
+    /// Receiving node.
+    pub to: u32,
+    /// Counters (the per-packet ones first).
     pub stats: ChannelStats,
+    /// The FIFO's waiting packets: when each starts transmission, its size, when it arrived.
+    waiting: VecDeque<(Time, u32, Time)>,
+    wait_bytes: u64,
+    /// Sending node.
+    pub from: u32,
+    /// Capacity.
+    pub rate: Rate,
+    /// Queue limit.
+    pub limit: QueueLimit,
     last_change: Time,
+    /// The earliest end of an early window in `early_watch`.
+    pub early_next_end: Time,
     /// Flows whose early window watches this queue: (window end, flow, peak occupancy so far).
     pub early_watch: Vec<(Time, u32, u64)>,
     /// The largest occupancy since the watch list's peaks were last brought up to date (0:
     /// none): occupancy rises on every enqueue but the watch list changes only when a flow starts
     /// or its early window ends, so the peaks are updated then, not per packet.
     pub early_acc: u64,
-    /// The earliest end of an early window in `early_watch`.
-    pub early_next_end: Time,
-    /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
-    pub imp: Option<Box<Impairment>>,
-    /// RED admission and its own random stream (`None`: drop-tail).
-    red: Option<(Red, Pcg64)>,
-    /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO above).
-    aqm: Option<Box<AqmLink>>,
+    /// `LINK:FROM->TO`.
+    pub name: String,
 }
 
 /// The state of a link direction whose queue is a dequeue-time discipline (aqm.rs): packets wait
@@ -219,8 +98,9 @@ pub struct Departure {
     pub sojourn: Dur,
 }
 
-/// Per-channel counters.
+/// Per-channel counters (`repr(C)`: those every packet updates first, see [`Channel`]).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct ChannelStats {
     /// Packets offered.
     pub arrivals: u64,
@@ -228,29 +108,37 @@ pub struct ChannelStats {
     pub accepted: u64,
     /// Bytes accepted.
     pub accepted_bytes: u64,
+    /// Packets that reached the far node.
+    pub delivered: u64,
     /// Packets refused (buffer overflow and RED's early drops).
     pub drops: u64,
     /// Of `drops`, those RED chose (probabilistic or forced region), not buffer overflow.
     pub early_drops: u64,
     /// Packets RED marked CE instead of dropping.
     pub marks: u64,
-    /// Packets that reached the far node.
-    pub delivered: u64,
     /// Of `drops`, packets an impairment's loss process discarded (the queue had admitted them).
     pub impairment_drops: u64,
     /// Packets that reached the far node after a packet that entered the link later (jitter with
     /// `reorder = true`).
     pub reordered: u64,
-    /// ∫ packets waiting dt, in packet·ns.
-    pub q_area_pkts: u128,
-    /// ∫ bytes waiting dt, in byte·ns.
-    pub q_area_bytes: u128,
     /// Most packets waiting.
     pub max_pkts: u64,
     /// Most bytes waiting.
     pub max_bytes: u64,
-    /// How long the packets that started transmission waited in the queue.
+    /// ∫ packets waiting dt, in packet·ns.
+    pub q_area_pkts: u128,
+    /// ∫ bytes waiting dt, in byte·ns.
+    pub q_area_bytes: u128,
+    /// How long the packets that waited at all waited in the queue: every other accepted packet
+    /// waited 0 ns and is not added one by one ([`ChannelStats::sojourns`] counts them in).
     pub sojourn: Sojourns,
+}
+
+impl ChannelStats {
+    /// The sojourn times of every accepted packet: those that waited, and the others at 0 ns.
+    pub fn sojourns(&self) -> Sojourns {
+        self.sojourn.with_zeros(self.accepted - self.sojourn.count)
+    }
 }
 
 
@@ -307,7 +195,8 @@ impl Channel {
             delay,
             limit,
             busy_until: Time::ZERO,
-            tx_cache: (0, rate.tx_time(0)),
+            tx_size: 0,
+            tx_time: rate.tx_time(0),
             waiting: VecDeque::new(),
             wait_pkts: 0,
             wait_bytes: 0,
@@ -346,6 +235,12 @@ impl Channel {
     /// When a dequeue-time discipline's next periodic update is due, if it has one.
     pub fn aqm_next_timer(&self) -> Option<Time> {
         self.aqm.as_ref().and_then(|a| a.qdisc.next_timer())
+    }
+
+    /// A dequeue-time discipline dropped packets not yet taken ([`Channel::take_aqm_drops`]).
+    #[inline]
+    pub fn has_aqm_drops(&self) -> bool {
+        self.aqm.as_ref().is_some_and(|a| !a.events.drops.is_empty())
     }
 
     /// The packets a dequeue-time discipline dropped since the last call, with why (no allocation
@@ -438,7 +333,9 @@ impl Channel {
         self.busy_until = end;
         self.stats.accepted += 1;
         self.stats.accepted_bytes += p.size as u64;
-        self.stats.sojourn.add(sojourn);
+        if sojourn > Dur::ZERO {
+            self.stats.sojourn.add(sojourn);
+        }
         let (arrival, first) = self.launch(end, seq, p.pkt);
         let next = (self.wait_pkts > 0).then(|| {
             if let Some(a) = self.aqm.as_mut() {
@@ -452,10 +349,10 @@ impl Channel {
     /// Serialisation time of `size` bytes (cached for the last size seen).
     #[inline]
     fn tx_time(&mut self, size: u32) -> Dur {
-        if self.tx_cache.0 != size {
-            self.tx_cache = (size, self.rate.tx_time(size as u64));
+        if self.tx_size != size {
+            (self.tx_size, self.tx_time) = (size, self.rate.tx_time(size as u64));
         }
-        self.tx_cache.1
+        self.tx_time
     }
 
     /// Puts a packet whose transmission ends at `end` on the wire: its arrival at the far node
@@ -477,7 +374,7 @@ impl Channel {
 
     /// Makes the queue RED, drawing its decisions from `rng` (the channel's own stream).
     pub fn with_red(mut self, red: Red, rng: Pcg64) -> Self {
-        self.red = Some((red, rng));
+        self.red = Some(Box::new((red, rng)));
         self
     }
 
@@ -492,7 +389,7 @@ impl Channel {
 
     /// RED's average queue length (unit of the limit), if the queue is RED.
     pub fn red_avg(&self) -> Option<f64> {
-        self.red.as_ref().map(|(r, _)| r.avg())
+        self.red.as_deref().map(|(r, _)| r.avg())
     }
 
     /// Packets in flight (queued or propagating).
@@ -544,6 +441,11 @@ impl Channel {
     /// Starts transmission of every waiting packet whose turn came by `now`; reports each queue
     /// change (in time order) to `trace`.
     pub fn drain(&mut self, now: Time, mut trace: impl FnMut(QueueChange)) {
+        if self.wait_pkts == 0 {
+            // Nothing waits (the common case, on a link that is not a bottleneck): the FIFO's
+            // memory stays untouched.
+            return;
+        }
         while let Some(&(start, size, enqueued)) = self.waiting.front() {
             if start > now {
                 break;
@@ -566,7 +468,7 @@ impl Channel {
         let plan = self.imp.as_ref().filter(|i| i.shapes()).map(|i| i.plan(now, self.busy_until, size, self.rate));
         let must_wait = plan.map_or(self.busy_until > now, |p| p.start > now);
         let mut marked = false;
-        if let Some((red, rng)) = self.red.as_mut() {
+        if let Some((red, rng)) = self.red.as_deref_mut() {
             // The queue RED averages is the packets waiting (as ns-2, the one in transmission is
             // not counted); it went empty when the link last went idle (`busy_until`).
             if !must_wait {
@@ -616,7 +518,9 @@ impl Channel {
             }
         };
         self.busy_until = end;
-        self.stats.sojourn.add(start.saturating_since(now));
+        if start > now {
+            self.stats.sojourn.add(start - now);
+        }
         if must_wait {
             self.account(now);
             self.waiting.push_back((start, size, now));

@@ -3,21 +3,55 @@
 //! range that touches another is merged with it), so each range is one maximal run: a "SACKed
 //! sequence" of RFC 6675 or one SACK block of RFC 2018. Every operation costs O(log n) in the
 //! number of ranges, plus O(k) for the k ranges it merges or walks; nothing walks bytes or segments.
+//!
+//! A set of at most [`SMALL`] ranges (the usual case: a few holes) is a sorted vector, one
+//! allocation that a binary search reads in a cache line or two; a larger one (a burst of losses
+//! can leave thousands of holes) a B-tree, so that an insert never moves more than [`SMALL`]
+//! ranges. The set switches to the tree when it grows past [`SMALL`] ranges and back when it
+//! shrinks to half of that; both hold the same ranges in the same order.
 
 use std::collections::BTreeMap;
 
-/// Disjoint, non-adjacent half-open ranges with the total bytes they cover.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RangeSet {
+/// Most ranges kept in the sorted vector.
+pub const SMALL: usize = 32;
+
+/// The ranges, sorted by start.
+#[derive(Clone, Debug)]
+enum Repr {
+    /// At most [`SMALL`] ranges as `(start, end)`.
+    Small(Vec<(u64, u64)>),
     /// start -> end.
-    map: BTreeMap<u64, u64>,
+    Large(BTreeMap<u64, u64>),
+}
+
+/// Disjoint, non-adjacent half-open ranges with the total bytes they cover.
+#[derive(Clone, Debug)]
+pub struct RangeSet {
+    repr: Repr,
     bytes: u64,
 }
+
+impl Default for RangeSet {
+    fn default() -> Self {
+        RangeSet { repr: Repr::Small(Vec::new()), bytes: 0 }
+    }
+}
+
+impl PartialEq for RangeSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes && self.iter_rev().eq(other.iter_rev())
+    }
+}
+
+impl Eq for RangeSet {}
 
 impl RangeSet {
     /// True when nothing is covered.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        match &self.repr {
+            Repr::Small(v) => v.is_empty(),
+            Repr::Large(m) => m.is_empty(),
+        }
     }
 
     /// Bytes covered.
@@ -27,7 +61,11 @@ impl RangeSet {
 
     /// The range that contains byte `x`.
     pub fn containing(&self, x: u64) -> Option<(u64, u64)> {
-        self.map.range(..=x).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| x < e)
+        let below = match &self.repr {
+            Repr::Small(v) => v.partition_point(|&(s, _)| s <= x).checked_sub(1).map(|i| v[i]),
+            Repr::Large(m) => m.range(..=x).next_back().map(|(&s, &e)| (s, e)),
+        };
+        below.filter(|&(_, e)| x < e)
     }
 
     /// True when `[s, e)` (non-empty) lies inside one range.
@@ -42,17 +80,27 @@ impl RangeSet {
 
     /// The lowest range.
     pub fn first(&self) -> Option<(u64, u64)> {
-        self.map.first_key_value().map(|(&s, &e)| (s, e))
+        match &self.repr {
+            Repr::Small(v) => v.first().copied(),
+            Repr::Large(m) => m.first_key_value().map(|(&s, &e)| (s, e)),
+        }
     }
 
     /// The highest range.
     pub fn last(&self) -> Option<(u64, u64)> {
-        self.map.last_key_value().map(|(&s, &e)| (s, e))
+        match &self.repr {
+            Repr::Small(v) => v.last().copied(),
+            Repr::Large(m) => m.last_key_value().map(|(&s, &e)| (s, e)),
+        }
     }
 
     /// The ranges from the highest down.
     pub fn iter_rev(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.map.iter().rev().map(|(&s, &e)| (s, e))
+        let (small, large) = match &self.repr {
+            Repr::Small(v) => (Some(v.iter().rev().copied()), None),
+            Repr::Large(m) => (None, Some(m.iter().rev().map(|(&s, &e)| (s, e)))),
+        };
+        small.into_iter().flatten().chain(large.into_iter().flatten())
     }
 
     /// Adds `[s, e)`, merging with every range it overlaps or touches, and calls `newly(a, b)`
@@ -61,48 +109,94 @@ impl RangeSet {
         if s >= e {
             return;
         }
-        let (mut start, mut cur) = (s, s);
-        if let Some((&a, &b)) = self.map.range(..=s).next_back() {
-            if b >= s {
-                if b >= e {
-                    return; // already covered
+        match &mut self.repr {
+            Repr::Small(v) => {
+                // The ranges from the first that reaches `s` to the last that starts by `e`
+                // overlap or touch `[s, e)`.
+                let lo = v.partition_point(|&(_, b)| b < s);
+                let (mut start, mut cur, mut j) = (s, s, lo);
+                if let Some(&(a, b)) = v.get(lo).filter(|&&(a, _)| a <= s) {
+                    if b >= e {
+                        return; // already covered
+                    }
+                    (start, cur, j) = (a, b, lo + 1);
                 }
-                self.map.remove(&a);
-                self.bytes -= b - a;
-                start = a;
-                cur = b;
+                while let Some(&(a, b)) = v.get(j).filter(|&&(a, _)| a <= e) {
+                    if a > cur {
+                        newly(cur, a);
+                    }
+                    cur = b;
+                    j += 1;
+                }
+                if cur < e {
+                    newly(cur, e);
+                }
+                let end = cur.max(e);
+                let merged: u64 = v[lo..j].iter().map(|&(a, b)| b - a).sum();
+                self.bytes = self.bytes - merged + (end - start);
+                v.splice(lo..j, [(start, end)]);
+                if v.len() > SMALL {
+                    self.repr = Repr::Large(v.iter().copied().collect());
+                }
+            }
+            Repr::Large(map) => {
+                let (mut start, mut cur) = (s, s);
+                if let Some((&a, &b)) = map.range(..=s).next_back() {
+                    if b >= s {
+                        if b >= e {
+                            return; // already covered
+                        }
+                        map.remove(&a);
+                        self.bytes -= b - a;
+                        start = a;
+                        cur = b;
+                    }
+                }
+                // Ranges starting in (cur, e] overlap or touch [s, e); none starts in (s, cur].
+                while cur <= e {
+                    let Some((&a, &b)) = map.range(cur..=e).next() else { break };
+                    if a > cur {
+                        newly(cur, a);
+                    }
+                    map.remove(&a);
+                    self.bytes -= b - a;
+                    cur = b;
+                }
+                if cur < e {
+                    newly(cur, e);
+                }
+                let end = cur.max(e);
+                map.insert(start, end);
+                self.bytes += end - start;
             }
         }
-        // Ranges starting in (cur, e] overlap or touch [s, e); none starts in (s, cur].
-        while cur <= e {
-            let Some((&a, &b)) = self.map.range(cur..=e).next() else { break };
-            if a > cur {
-                newly(cur, a);
-            }
-            self.map.remove(&a);
-            self.bytes -= b - a;
-            cur = b;
-        }
-        if cur < e {
-            newly(cur, e);
-        }
-        let end = cur.max(e);
-        self.map.insert(start, end);
-        self.bytes += end - start;
     }
 
     /// Forgets everything below `x` (a range that straddles `x` is cut at it).
     pub fn remove_below(&mut self, x: u64) {
-        while let Some((s, e)) = self.first() {
-            if s >= x {
-                break;
+        match &mut self.repr {
+            Repr::Small(v) => {
+                let gone = v.partition_point(|&(_, e)| e <= x);
+                self.bytes -= v.drain(..gone).map(|(s, e)| e - s).sum::<u64>();
+                if let Some(first) = v.first_mut().filter(|r| r.0 < x) {
+                    self.bytes -= x - first.0;
+                    first.0 = x;
+                }
             }
-            self.map.remove(&s);
-            self.bytes -= e - s;
-            if e > x {
-                self.map.insert(x, e);
-                self.bytes += e - x;
-                break;
+            Repr::Large(map) => {
+                while let Some((&s, &e)) = map.first_key_value() {
+                    if s >= x {
+                        break;
+                    }
+                    map.remove(&s);
+                    self.bytes -= e - s;
+                    if e > x {
+                        map.insert(x, e);
+                        self.bytes += e - x;
+                        break;
+                    }
+                }
+                self.shrink();
             }
         }
     }
@@ -112,26 +206,52 @@ impl RangeSet {
         if s >= e {
             return;
         }
-        // A range starting below s that reaches past it is cut at s (and at e).
-        if let Some((&a, &b)) = self.map.range(..s).next_back() {
-            if b > s {
-                self.map.insert(a, s);
-                self.bytes -= b - s;
-                if b > e {
-                    self.map.insert(e, b);
-                    self.bytes += b - e;
+        match &mut self.repr {
+            Repr::Small(v) => {
+                // v[lo..hi] overlap [s, e): they end after s and start before e.
+                let lo = v.partition_point(|&(_, b)| b <= s);
+                let hi = v.partition_point(|&(a, _)| a < e);
+                if lo >= hi {
                     return;
                 }
+                let (first, last) = (v[lo].0, v[hi - 1].1);
+                let covered: u64 = v[lo..hi].iter().map(|&(a, b)| b.min(e) - a.max(s)).sum();
+                self.bytes -= covered;
+                let kept = [(first < s).then_some((first, s)), (last > e).then_some((e, last))];
+                v.splice(lo..hi, kept.into_iter().flatten());
+            }
+            Repr::Large(map) => {
+                // A range starting below s that reaches past it is cut at s (and at e).
+                if let Some((&a, &b)) = map.range(..s).next_back() {
+                    if b > s {
+                        map.insert(a, s);
+                        self.bytes -= b - s;
+                        if b > e {
+                            map.insert(e, b);
+                            self.bytes += b - e;
+                            return;
+                        }
+                    }
+                }
+                while let Some((&a, &b)) = map.range(s..e).next() {
+                    map.remove(&a);
+                    self.bytes -= b - a;
+                    if b > e {
+                        map.insert(e, b);
+                        self.bytes += b - e;
+                        break;
+                    }
+                }
+                self.shrink();
             }
         }
-        while let Some((&a, &b)) = self.map.range(s..e).next() {
-            self.map.remove(&a);
-            self.bytes -= b - a;
-            if b > e {
-                self.map.insert(e, b);
-                self.bytes += b - e;
-                break;
-            }
+    }
+
+    /// The start of the first range that starts in `[x, e)`, if any.
+    fn next_start_in(&self, x: u64, e: u64) -> Option<u64> {
+        match &self.repr {
+            Repr::Small(v) => v.get(v.partition_point(|&(a, _)| a < x)).map(|&(a, _)| a).filter(|&a| a < e),
+            Repr::Large(map) => map.range(x..e).next().map(|(&a, _)| a),
         }
     }
 
@@ -140,7 +260,7 @@ impl RangeSet {
         let mut out = Vec::new();
         let mut x = self.next_gap(s);
         while x < e {
-            let next = self.map.range(x..e).next().map_or(e, |(&a, _)| a);
+            let next = self.next_start_in(x, e).unwrap_or(e);
             out.push((x, next));
             x = self.next_gap(next);
         }
@@ -149,12 +269,27 @@ impl RangeSet {
 
     /// Removes and returns the lowest range if it starts at or below `x`.
     pub fn pop_first_if_at_or_below(&mut self, x: u64) -> Option<(u64, u64)> {
-        let (s, e) = self.first()?;
-        (s <= x).then(|| {
-            self.map.remove(&s);
-            self.bytes -= e - s;
-            (s, e)
-        })
+        let (s, e) = self.first().filter(|&(s, _)| s <= x)?;
+        match &mut self.repr {
+            Repr::Small(v) => {
+                v.remove(0);
+            }
+            Repr::Large(map) => {
+                map.remove(&s);
+            }
+        }
+        self.bytes -= e - s;
+        self.shrink();
+        Some((s, e))
+    }
+
+    /// Back to the sorted vector once a tree holds half of [`SMALL`] ranges or fewer.
+    fn shrink(&mut self) {
+        if let Repr::Large(map) = &self.repr {
+            if map.len() <= SMALL / 2 {
+                self.repr = Repr::Small(map.iter().map(|(&s, &e)| (s, e)).collect());
+            }
+        }
     }
 }
 
@@ -165,7 +300,7 @@ mod tests {
 
     /// The same set as a bitmap over a small space.
     fn model(ops: &[(u64, u64)]) -> Vec<bool> {
-        let mut bits = vec![false; 64];
+        let mut bits = vec![false; SPACE];
         for &(s, e) in ops {
             for b in bits.iter_mut().take(e as usize).skip(s as usize) {
                 *b = true;
@@ -173,6 +308,10 @@ mod tests {
         }
         bits
     }
+
+    /// Bytes of the space the property test uses: room for more than [`SMALL`] ranges, so that
+    /// sets cross from the vector to the tree and back.
+    const SPACE: usize = 256;
 
     fn runs_of(bits: &[bool]) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
@@ -194,12 +333,13 @@ mod tests {
     proptest! {
         #[test]
         fn insert_keeps_maximal_runs_and_reports_exactly_the_new_bytes(
-            ops in prop::collection::vec((0u64..64, 0u64..16), 0..24),
-            cut in 0u64..64,
+            ops in prop::collection::vec((0u64..SPACE as u64, 0u64..6), 0..160),
+            cut in 0u64..SPACE as u64,
         ) {
-            let ops: Vec<(u64, u64)> = ops.into_iter().map(|(s, l)| (s, (s + l).min(64))).collect();
+            let n = SPACE as u64;
+            let ops: Vec<(u64, u64)> = ops.into_iter().map(|(s, l)| (s, (s + l).min(n))).collect();
             let mut set = RangeSet::default();
-            let mut before = vec![false; 64];
+            let mut before = vec![false; SPACE];
             for (k, &(s, e)) in ops.iter().enumerate() {
                 let mut fresh = Vec::new();
                 set.insert(s, e, |a, b| fresh.push((a, b)));
@@ -211,8 +351,8 @@ mod tests {
                 prop_assert_eq!(set.bytes(), after.iter().filter(|&&b| b).count() as u64);
                 before = after;
             }
-            for x in 0..64u64 {
-                let gap = (x..64).find(|&y| !before[y as usize]).unwrap_or(64);
+            for x in 0..n {
+                let gap = (x..n).find(|&y| !before[y as usize]).unwrap_or(n);
                 prop_assert_eq!(set.next_gap(x), gap);
             }
             set.remove_below(cut);
@@ -222,7 +362,34 @@ mod tests {
             }
             prop_assert_eq!(set.iter_rev().collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>(), runs_of(&kept));
             prop_assert_eq!(set.bytes(), kept.iter().filter(|&&b| b).count() as u64);
+            // Taking the lowest ranges one by one (the tree shrinks back to the vector).
+            let mut runs = runs_of(&kept);
+            while let Some(&(s, e)) = runs.first() {
+                prop_assert_eq!(set.pop_first_if_at_or_below(s), Some((s, e)));
+                runs.remove(0);
+                prop_assert_eq!(set.first(), runs.first().copied());
+                prop_assert_eq!(set.last(), runs.last().copied());
+            }
+            prop_assert!(set.is_empty() && set.bytes() == 0);
         }
+    }
+
+    #[test]
+    fn a_set_of_many_ranges_is_the_same_set_in_the_tree() {
+        // Every other byte: past SMALL ranges, then cut back below half of it.
+        let mut set = RangeSet::default();
+        for k in 0..(3 * SMALL as u64) {
+            set.insert(2 * k, 2 * k + 1, |_, _| {});
+        }
+        assert!(matches!(set.repr, Repr::Large(_)));
+        let mut small = RangeSet::default();
+        for k in (3 * SMALL as u64 - 4)..(3 * SMALL as u64) {
+            small.insert(2 * k, 2 * k + 1, |_, _| {});
+        }
+        set.remove_below(2 * (3 * SMALL as u64 - 4));
+        assert!(matches!(set.repr, Repr::Small(_)));
+        assert_eq!(set, small);
+        assert_eq!((set.bytes(), set.first(), set.last()), (4, Some((2 * (3 * SMALL as u64 - 4), 2 * (3 * SMALL as u64 - 4) + 1)), Some((2 * (3 * SMALL as u64) - 2, 2 * (3 * SMALL as u64) - 1))));
     }
 
     #[test]
@@ -257,5 +424,26 @@ mod tests {
             prop_assert_eq!(got, want);
             prop_assert_eq!(set.bytes(), bits.iter().filter(|&&b| b).count() as u64);
         }
+    }
+
+    #[test]
+    fn remove_and_gaps_in_a_set_large_enough_for_the_tree() {
+        let mut set = RangeSet::default();
+        let mut bits = vec![false; 400];
+        for i in 0..100u64 {
+            set.insert(3 * i, 3 * i + 2, |_, _| {});
+            bits[3 * i as usize] = true;
+            bits[3 * i as usize + 1] = true;
+        }
+        assert!(matches!(set.repr, Repr::Large(_)));
+        let gaps: Vec<(u64, u64)> = runs_of(&bits.iter().enumerate().map(|(i, &b)| !b && (10..250).contains(&i)).collect::<Vec<_>>());
+        assert_eq!(set.gaps_in(10, 250), gaps);
+        set.remove(50, 200);
+        for b in bits.iter_mut().take(200).skip(50) {
+            *b = false;
+        }
+        let got: Vec<(u64, u64)> = set.iter_rev().collect::<Vec<_>>().into_iter().rev().collect();
+        assert_eq!(got, runs_of(&bits));
+        assert_eq!(set.bytes(), bits.iter().filter(|&&b| b).count() as u64);
     }
 }

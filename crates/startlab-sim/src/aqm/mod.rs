@@ -72,9 +72,16 @@ pub struct Events {
 
 /// A FIFO of packets with its length in packets and bytes: the queue under every discipline here
 /// (FQ-CoDel keeps one per flow bucket).
+///
+/// The head packet is held in the struct itself, the rest in a ring buffer: a flow queue of
+/// FQ-CoDel mostly holds no packet or one, and then its operations touch no memory but its own
+/// (with a thousand flows, the buffers are all cold).
 #[derive(Clone, Debug, Default)]
 pub struct Fifo {
-    q: VecDeque<QPacket>,
+    /// The head (`None`: the queue is empty, and so is `rest`).
+    head: Option<QPacket>,
+    /// The packets behind the head, in order.
+    rest: VecDeque<QPacket>,
     bytes: u64,
 }
 
@@ -82,29 +89,34 @@ impl Fifo {
     /// Appends at the tail.
     pub fn push(&mut self, p: QPacket) {
         self.bytes += p.size as u64;
-        self.q.push_back(p);
+        if self.head.is_none() {
+            self.head = Some(p);
+        } else {
+            self.rest.push_back(p);
+        }
     }
 
     /// Takes the head.
     pub fn pop(&mut self) -> Option<QPacket> {
-        let p = self.q.pop_front()?;
+        let p = self.head.take()?;
         self.bytes -= p.size as u64;
+        self.head = self.rest.pop_front();
         Some(p)
     }
 
     /// The head, if any.
     pub fn head(&self) -> Option<&QPacket> {
-        self.q.front()
+        self.head.as_ref()
     }
 
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.q.len()
+        self.head.is_some() as usize + self.rest.len()
     }
 
     /// Nothing waits.
     pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
+        self.head.is_none()
     }
 
     /// Bytes waiting.
@@ -114,7 +126,7 @@ impl Fifo {
 
     /// The packets, head first.
     pub fn iter(&self) -> impl Iterator<Item = &QPacket> + '_ {
-        self.q.iter()
+        self.head.iter().chain(self.rest.iter())
     }
 }
 

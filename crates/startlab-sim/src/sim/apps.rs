@@ -357,7 +357,7 @@ impl Simulation {
             let len = if single { bytes } else { (bytes - part * mss).min(mss) };
             // The part number rides in the (otherwise unused) ACK field of a request packet.
             let ack = Ack { ack: part, ..Ack::default() };
-            let pkt = self.arena.alloc(Packet { kind: PktKind::Request, flow: f, dst: to, size: len as u32 + header, seq: index, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
+            let pkt = self.arena.alloc_with_ack(Packet { kind: PktKind::Request, flow: f, dst: to, size: len as u32 + header, seq: index, len: 0, flags: 0, ttl: INITIAL_IP_TTL, qs: None, conn }, ack);
             self.forward(from, pkt);
         }
     }

@@ -36,7 +36,7 @@ impl Simulation {
         pt.sources[source as usize].then(|| PacketRecord {
             kind: q.kind as u8,
             flow: source,
-            seq: if q.kind == PktKind::Ack { q.ack.ack } else { q.seq },
+            seq: if q.kind == PktKind::Ack { self.arena.ack(pkt).ack } else { q.seq },
             len: q.len,
             size: q.size,
         })
@@ -93,8 +93,15 @@ impl Simulation {
         }
     }
 
-    /// Drops what channel `c`'s discipline decided to drop.
+    /// Drops what channel `c`'s discipline decided to drop (checked inline: mostly nothing).
+    #[inline]
     fn aqm_drops(&mut self, c: u32) {
+        if self.net.channels[c as usize].has_aqm_drops() {
+            self.take_aqm_drops(c);
+        }
+    }
+
+    fn take_aqm_drops(&mut self, c: u32) {
         for (pkt, cause) in self.net.channels[c as usize].take_aqm_drops() {
             let rec = self.aqm_record(c, pkt);
             if cause == DropCause::Impairment {

@@ -79,7 +79,6 @@ impl Simulation {
             seq,
             len: 0,
             flags: 0,
-            ack: Ack::default(),
             ttl: INITIAL_IP_TTL,
             qs: None,
             conn: 0,

@@ -126,8 +126,7 @@ impl Simulation {
                 seq: seg.seq,
                 len: seg.len,
                 flags: fl_flags,
-                ack: Ack::default(),
-                ttl: INITIAL_IP_TTL,
+                    ttl: INITIAL_IP_TTL,
                 qs: seg.qs,
                 conn: fl.conn,
             });

@@ -66,7 +66,7 @@ impl Simulation {
             let source = if kind == PktKind::Cross { nf + flow } else { flow };
             p.sources[source as usize].then(|| {
                 let q = self.arena.get(pkt);
-                let seq = if kind == PktKind::Ack { q.ack.ack } else { q.seq };
+                let seq = if kind == PktKind::Ack { self.arena.ack(pkt).ack } else { q.seq };
                 PacketRecord { kind: kind as u8, flow: source, seq, len: q.len, size, }
             })
         });
@@ -205,7 +205,7 @@ impl Simulation {
             // The common case copies only the ACK, not the whole packet.
             let (flow, ack, conn) = {
                 let p = self.arena.get(pkt);
-                (p.flow, p.ack, p.conn)
+                (p.flow, self.arena.ack(pkt), p.conn)
             };
             self.arena.free(pkt);
             if conn == self.flows[flow as usize].conn {
@@ -214,6 +214,8 @@ impl Simulation {
             return;
         }
         let p = *self.arena.get(pkt);
+        // A request's part number rides in its ACK contents.
+        let part = if p.kind == PktKind::Request { self.arena.ack(pkt).ack } else { 0 };
         self.arena.free(pkt);
         if p.kind != PktKind::Cross {
             let fl = &mut self.flows[p.flow as usize];
@@ -285,7 +287,7 @@ impl Simulation {
                     self.q.push(now + a.think(0), Source::Request(p.flow));
                 }
             }
-            PktKind::Ack => self.on_ack(p.flow, &p.ack),
+            PktKind::Ack => unreachable!("ACKs are delivered above"),
             PktKind::Request => {
                 // The server's application answers request `seq` (a resent copy of a request
                 // already answered is ignored).
@@ -297,7 +299,7 @@ impl Simulation {
                         if app.parts.is_empty() {
                             app.parts = vec![false; app.request_bytes(app.answered).div_ceil(mss) as usize];
                         }
-                        if let Some(got) = app.parts.get_mut(p.ack.ack as usize) {
+                        if let Some(got) = app.parts.get_mut(part as usize) {
                             *got = true;
                         }
                         if !app.parts.iter().all(|&g| g) {
@@ -333,7 +335,7 @@ impl Simulation {
         if ack.accecn.is_some() {
             size += startlab_tcp::AccEcnFeedback::OPTION_BYTES;
         }
-        let pkt = self.arena.alloc(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ack, ttl: INITIAL_IP_TTL, qs: None, conn });
+        let pkt = self.arena.alloc_with_ack(Packet { kind: PktKind::Ack, flow: f, dst: to, size, seq: 0, len: 0, flags: 0, ttl: INITIAL_IP_TTL, qs: None, conn }, ack);
         self.forward(from, pkt);
     }
 
