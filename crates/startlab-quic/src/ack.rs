@@ -23,19 +23,8 @@ use startlab_units::{Dur, Time};
 
 use crate::Space;
 
-/// The ECN codepoint of a received packet's IP header.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Ecn {
-    /// Not-ECT.
-    #[default]
-    NotEct,
-    /// ECT(0).
-    Ect0,
-    /// ECT(1).
-    Ect1,
-    /// CE.
-    Ce,
-}
+/// The ECN codepoint of a received packet's IP header (the same field TCP's segments carry).
+pub use startlab_tcp::IpEcn as Ecn;
 
 /// ECN counts of an ACK frame (§19.3.2): packets received with each codepoint, cumulative.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
