@@ -8,9 +8,11 @@ Run it before and after an engine change that must not change results, and compa
 
 The scenarios are every shipped example plus ``--random N`` (default 200) seeded random dumbbells
 that exercise every recovery variant, receiver, MSS, dupthresh, a short last segment, receive
-windows, random loss and reordering, pacing and the startup algorithms; and ``--heavy`` adds the
-single-flow large-window paths of docs/PERFORMANCE.md (slow, minutes on an old build). Scenario
-files given as arguments are fingerprinted too.
+windows, random loss and reordering, pacing and the startup algorithms; ``--aqm N`` (default 60)
+seeded random dumbbells behind the dequeue-time disciplines and RED with classic and L4S ECN and
+the startups of issue 34 (printed after the others, so the first lines compare with an older
+build's output); and ``--heavy`` adds the single-flow large-window paths of docs/PERFORMANCE.md
+(slow, minutes on an old build). Scenario files given as arguments are fingerprinted too.
 """
 
 from __future__ import annotations
@@ -85,6 +87,54 @@ def random_scenario(i: int) -> dict[str, Any]:
     return scenario
 
 
+#: The startups the AQM scenarios draw from (issue 34's among them), as startup tables.
+AQM_STARTUPS: list[dict[str, Any]] = [
+    {"algorithm": "slow-start"}, {"algorithm": "hystart-linux"}, {"algorithm": "hystart++"},
+    {"algorithm": "hystart++", "preset": "quiche"}, {"algorithm": "hystart++", "preset": "ngtcp2"},
+    {"algorithm": "search"}, {"algorithm": "bbr-startup"}, {"algorithm": "bbrv3"}, {"algorithm": "suss"},
+    {"algorithm": "careful-resume", "saved_rate": "40Mbps", "saved_rtt": "40ms"},
+]  # fmt: skip
+
+
+def aqm_scenario(i: int) -> dict[str, Any]:
+    """A random dumbbell behind a dequeue-time discipline or RED, a pure function of ``i``."""
+    rng = random.Random(5000 + i)
+    queue = rng.choice([
+        {"kind": "codel"}, {"kind": "codel", "ecn": True}, {"kind": "fq-codel"}, {"kind": "fq-codel", "ecn": False},
+        {"kind": "pie"}, {"kind": "pie", "ecn": True}, {"kind": "dualpi2"}, {"kind": "dualpi2", "k": 4},
+        {"kind": "red", "limit": "300pkt", "ecn": True},
+    ])  # fmt: skip
+    flows = []
+    for k in range(rng.choice([1, 2, 3])):
+        ecn = rng.choice([False, True, "l4s"])
+        tcp: dict[str, Any] = {
+            "recovery": rng.choice(["sack", "rack-tlp", "linux", "prr"]),
+            "ack": rng.choice(["delayed", "linux", "every-packet"]),
+            "ecn": ecn,
+            "congestion_avoidance": "prague" if ecn == "l4s" else rng.choice(["reno", "cubic"]),
+        }
+        flows.append({
+            "name": f"f{k}",
+            "size": rng.choice(["infinite", "300KB", "3MB"]),
+            "start": f"{rng.randint(0, 800)}ms",
+            "tcp": tcp,
+            "startup": dict(rng.choice(AQM_STARTUPS)),
+        })  # fmt: skip
+    return {
+        "seed": i,
+        "duration": f"{rng.choice([3, 5])}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck_rate": rng.choice(["10Mbps", "40Mbps", "100Mbps"]),
+            "rtt": rng.choice(["10ms", "40ms", "100ms"]),
+            "access_rate": "1Gbps",
+            "queue": queue,
+        },
+        "flows": flows,
+        "trace": {"cwnd": True, "seq": True, "queue": True},
+    }
+
+
 def heavy() -> dict[str, dict[str, Any]]:
     """Single slow-start flows with a one-BDP buffer: the large windows of docs/PERFORMANCE.md."""
     from startlab.bench import large_window_scenarios
@@ -105,6 +155,7 @@ def digest(result: Any, drop: tuple[str, ...] = ()) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--random", type=int, default=200, help="random scenarios (default 200)")
+    parser.add_argument("--aqm", type=int, default=60, help="random scenarios behind AQMs (default 60)")
     parser.add_argument("--heavy", action="store_true", help="add the large-window benchmark paths")
     parser.add_argument("--no-examples", action="store_true", help="skip the shipped examples")
     parser.add_argument(
@@ -115,6 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     cases: list[tuple[str, Any]] = [] if args.no_examples else [(p.name, p) for p in sorted((ROOT / "examples").glob("*.toml"))]
     cases += [(p.name, p) for p in args.files]
     cases += [(f"random-{i}", random_scenario(i)) for i in range(args.random)]
+    cases += [(f"aqm-{i}", aqm_scenario(i)) for i in range(args.aqm)]
     if args.heavy:
         cases += list(heavy().items())
     for name, scenario in cases:
