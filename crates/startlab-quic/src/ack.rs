@@ -77,6 +77,31 @@ impl AckFrame {
     }
 }
 
+/// An ACK_FREQUENCY frame (draft-ietf-quic-ack-frequency §4): the data sender asks its peer to
+/// acknowledge less (or more) often. Frames with a sequence number not above the last one applied
+/// are ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckFrequency {
+    /// Sequence number (increasing per frame sent).
+    pub sequence: u64,
+    /// Ack-eliciting packets the receiver may receive without acknowledging: it acknowledges the
+    /// next one (RFC 9000's behaviour is 1).
+    pub ack_eliciting_threshold: u32,
+    /// The receiver's new `max_ack_delay`.
+    pub request_max_ack_delay: Dur,
+    /// 0: no immediate ACK for reordering; otherwise RFC 9000's immediate ACK of a packet out of
+    /// order (the draft's larger thresholds, which tolerate some reordering, are taken as 1).
+    pub reordering_threshold: u64,
+}
+
+impl AckFrequency {
+    /// The frame's encoded size (a 2-byte frame type, then variable-length integers; the delay
+    /// in microseconds).
+    pub fn encoded_len(&self) -> u32 {
+        2 + varint_len(self.sequence) + varint_len(self.ack_eliciting_threshold as u64) + varint_len(self.request_max_ack_delay.as_nanos() / 1000) + varint_len(self.reordering_threshold)
+    }
+}
+
 /// Bytes of a QUIC variable-length integer (RFC 9000 §16).
 pub fn varint_len(x: u64) -> u32 {
     match x {
@@ -126,6 +151,8 @@ pub struct Receiver {
     /// Something not yet acknowledged arrived (an ACK would say something new).
     pending: bool,
     ecn: EcnCounts,
+    /// The last ACK_FREQUENCY sequence number applied.
+    frequency_seq: Option<u64>,
 }
 
 impl Receiver {
@@ -141,7 +168,19 @@ impl Receiver {
             first_unacked: None,
             pending: false,
             ecn: EcnCounts::default(),
+            frequency_seq: None,
         }
+    }
+
+    /// Applies an ACK_FREQUENCY frame unless an equal or later one was applied.
+    pub fn apply_frequency(&mut self, f: &AckFrequency) {
+        if self.frequency_seq.is_some_and(|s| f.sequence <= s) {
+            return;
+        }
+        self.frequency_seq = Some(f.sequence);
+        self.policy.ack_eliciting_threshold = f.ack_eliciting_threshold + 1;
+        self.policy.max_ack_delay = f.request_max_ack_delay;
+        self.policy.immediate_on_reorder = f.reordering_threshold > 0;
     }
 
     /// The policy in force.
@@ -297,5 +336,22 @@ mod tests {
         // largest 200 (2), delay 25 ms / 8 µs = 3125 (2), count 1, first range 100 (2), gap 88 (2),
         // range 10 (1), three ECN counts (3).
         assert_eq!(two.encoded_len(), 1 + 2 + 2 + 1 + 2 + 2 + 1 + 3);
+    }
+
+    #[test]
+    fn an_ack_frequency_frame_applies_once_and_only_if_newer() {
+        let mut r = app();
+        let f = |sequence, threshold| AckFrequency { sequence, ack_eliciting_threshold: threshold, request_max_ack_delay: Dur::from_millis(5), reordering_threshold: 0 };
+        r.apply_frequency(&f(3, 4));
+        assert_eq!((r.policy().ack_eliciting_threshold, r.policy().max_ack_delay, r.policy().immediate_on_reorder), (5, Dur::from_millis(5), false));
+        r.apply_frequency(&f(2, 0));
+        r.apply_frequency(&f(3, 0));
+        assert_eq!(r.policy().ack_eliciting_threshold, 5, "older or repeated frames are ignored");
+        // Five ack-eliciting packets, then the ACK; a gap is not acknowledged at once.
+        for pn in 0..4 {
+            assert_eq!(r.on_packet(t(pn), pn, true, Ecn::NotEct).1, None);
+        }
+        assert_eq!(r.on_packet(t(5), 6, true, Ecn::NotEct).1.map(|a| a.largest()), Some(6));
+        assert_eq!(r.ack_deadline(), None);
     }
 }

@@ -31,7 +31,7 @@ use startlab_cc::Controller;
 use startlab_tcp::parts::RangeSet;
 use startlab_units::{Dur, Time};
 
-use crate::ack::{AckPolicy, Ecn, Receiver};
+use crate::ack::{AckFrequency, AckPolicy, Ecn, Receiver};
 use crate::sender::{Sender, SenderConfig, Transmit};
 use crate::Space;
 
@@ -88,6 +88,10 @@ pub struct EndpointConfig {
     pub receive_window: Option<u64>,
     /// The peer's receive window, from its transport parameters.
     pub peer_receive_window: Option<u64>,
+    /// The server asks the client, once the handshake is confirmed, to acknowledge with this
+    /// ACK_FREQUENCY (draft-ietf-quic-ack-frequency; the sequence number is set here). `None`: RFC
+    /// 9000's every-second-packet ACKs stay.
+    pub request_ack_frequency: Option<AckFrequency>,
     /// The sending half's settings (its `size` and `pad_initial` are set here).
     pub sender: SenderConfig,
 }
@@ -121,6 +125,9 @@ impl Endpoint {
         if started {
             sender.loss_detection_mut().confirm_handshake();
             sender.open_space(Space::AppData, if client { Some(0) } else { cfg.response });
+            if let Some(f) = cfg.request_ack_frequency.filter(|_| !client) {
+                sender.queue_ack_frequency(AckFrequency { sequence: 0, ..f });
+            }
         } else if client {
             sender.open_space(Space::Initial, Some(cfg.sizes.client_hello as u64));
             sender.loss_detection_mut().set_peer_awaits_validation(true);
@@ -209,6 +216,9 @@ impl Endpoint {
         if let Some(m) = p.max_data {
             self.sender.set_peer_max_data(Some(m));
         }
+        if let Some(f) = &p.ack_frequency {
+            self.receivers[Space::AppData as usize].apply_frequency(f);
+        }
         if let (Space::AppData, Some(window), Some(adv)) = (p.space, self.cfg.receive_window, self.advertised) {
             let delivered = self.stream_received();
             if delivered + window >= adv + window / 2 {
@@ -247,6 +257,9 @@ impl Endpoint {
                     self.sender.loss_detection_mut().confirm_handshake();
                     self.sender.open_space(Space::AppData, Some(0));
                     self.sender.queue_handshake_done();
+                    if let Some(f) = self.cfg.request_ack_frequency {
+                        self.sender.queue_ack_frequency(AckFrequency { sequence: 0, ..f });
+                    }
                     self.discard(Space::Handshake);
                 }
                 let request_in = self.cfg.request == 0 || self.received[Space::AppData as usize].covers(0, self.cfg.request);

@@ -181,6 +181,14 @@ impl LossDetection {
     pub fn confirm_handshake(&mut self) {
         self.handshake_confirmed = true;
     }
+    /// The peer's `max_ack_delay` in force.
+    pub fn max_ack_delay(&self) -> Dur {
+        self.cfg.max_ack_delay
+    }
+    /// The peer's `max_ack_delay` changed (an acknowledged ACK_FREQUENCY request).
+    pub fn set_max_ack_delay(&mut self, d: Dur) {
+        self.cfg.max_ack_delay = d;
+    }
     /// True once [`LossDetection::confirm_handshake`] was called.
     pub fn handshake_confirmed(&self) -> bool {
         self.handshake_confirmed

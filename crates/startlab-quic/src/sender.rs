@@ -35,7 +35,7 @@ use startlab_cc::{AckEvent, CcView, CongestionEvent, CongestionKind, Controller}
 use startlab_tcp::parts::{Pacer, RangeSet};
 use startlab_units::{Dur, Time};
 
-use crate::ack::{varint_len, AckFrame};
+use crate::ack::{varint_len, AckFrame, AckFrequency};
 use crate::recovery::{LossConfig, LossDetection, SentPacket, Timeout};
 use crate::Space;
 
@@ -95,6 +95,8 @@ pub struct Transmit {
     /// It carries MAX_DATA with this limit (RFC 9000 §19.9: the receiver raising the sender's
     /// flow-control limit; one stream per connection, so it also stands for MAX_STREAM_DATA).
     pub max_data: Option<u64>,
+    /// It carries ACK_FREQUENCY (the data sender asking the receiver to acknowledge less often).
+    pub ack_frequency: Option<AckFrequency>,
     /// It carries a frame other than ACK and PADDING (it is acknowledged, and counts in flight).
     pub ack_eliciting: bool,
     /// A probe (sent past the window on a probe timeout).
@@ -189,6 +191,9 @@ pub struct Sender {
     max_data_pn: Option<(u64, u64)>,
     /// The peer's flow-control limit on the stream (`None`: unlimited).
     peer_max_data: Option<u64>,
+    /// An ACK_FREQUENCY frame to send, and the packet carrying the last one.
+    ack_frequency: Option<AckFrequency>,
+    ack_frequency_pn: Option<(u64, AckFrequency)>,
     /// Stream data was held back by the peer's limit (for results).
     flow_blocked: bool,
     /// Bytes the anti-amplification limit still allows (RFC 9000 §8.1); `None`: no limit.
@@ -235,6 +240,8 @@ impl Sender {
             max_data: None,
             max_data_pn: None,
             peer_max_data: None,
+            ack_frequency: None,
+            ack_frequency_pn: None,
             flow_blocked: false,
             amplification: None,
             recovery_start: None,
@@ -310,6 +317,10 @@ impl Sender {
     pub(crate) fn queue_max_data(&mut self, limit: u64) {
         self.max_data = Some(limit);
     }
+    /// ACK_FREQUENCY must be sent.
+    pub(crate) fn queue_ack_frequency(&mut self, f: AckFrequency) {
+        self.ack_frequency = Some(f);
+    }
     /// The peer's flow-control limit (its transport parameter, then its MAX_DATA frames; a
     /// lower value than the one in force is ignored, RFC 9000 §4.1).
     pub(crate) fn set_peer_max_data(&mut self, limit: Option<u64>) {
@@ -373,7 +384,8 @@ impl Sender {
         let ack_len = self.acks[si].as_ref().map_or(0, |a| a.encoded_len());
         let done_frame = space == Space::AppData && self.handshake_done;
         let max_data = self.max_data.filter(|_| space == Space::AppData);
-        let control_len = done_frame as u32 + max_data.map_or(0, |m| 1 + varint_len(m));
+        let frequency = self.ack_frequency.filter(|_| space == Space::AppData);
+        let control_len = done_frame as u32 + max_data.map_or(0, |m| 1 + varint_len(m)) + frequency.map_or(0, |f| f.encoded_len());
         let mut chunk = self.out[si].next_chunk(|off| self.payload_at(space, off, ack_len + control_len));
         if let (Space::AppData, Some(limit), Some((off, len, false))) = (space, self.peer_max_data, chunk) {
             // RFC 9000 §4.1: no stream byte at or beyond the peer's limit.
@@ -388,7 +400,7 @@ impl Sender {
             // §6.2.4: with nothing new, a probe carries the oldest unacknowledged bytes again.
             chunk = self.ld.outstanding(space).find_map(|p| p.stream).map(|(o, l)| (o, l, true));
         }
-        let eliciting = chunk.is_some() || done_frame || max_data.is_some() || probe;
+        let eliciting = chunk.is_some() || done_frame || max_data.is_some() || frequency.is_some() || probe;
         if !eliciting {
             // An ACK alone.
             let ack = self.acks[si].take()?;
@@ -399,7 +411,7 @@ impl Sender {
             }
             let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
             self.spend_amplification(size);
-            return Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_eliciting: false, probe: false, retransmission: false });
+            return Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_frequency: None, ack_eliciting: false, probe: false, retransmission: false });
         }
         let data_size = chunk.map_or(0, |(o, l, _)| data_frame_header(space, o) + l);
         let size = self.padded(space, packet_overhead(space) + ack_len + data_size + control_len);
@@ -466,7 +478,11 @@ impl Sender {
             self.max_data = None;
             self.max_data_pn = Some((pn, m));
         }
-        Some(Transmit { space, pn, size, data, ack, handshake_done: done_frame, max_data, ack_eliciting: true, probe, retransmission })
+        if let Some(f) = frequency {
+            self.ack_frequency = None;
+            self.ack_frequency_pn = Some((pn, f));
+        }
+        Some(Transmit { space, pn, size, data, ack, handshake_done: done_frame, max_data, ack_frequency: frequency, ack_eliciting: true, probe, retransmission })
     }
 
     /// RFC 9000 §14.1: a client pads every datagram carrying an Initial packet to 1200 bytes.
@@ -488,7 +504,7 @@ impl Sender {
         }
         let pn = self.ld.on_packet_sent(now, space, size, false, false, None);
         self.spend_amplification(size);
-        Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_eliciting: false, probe: false, retransmission: false })
+        Some(Transmit { space, pn, size, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_frequency: None, ack_eliciting: false, probe: false, retransmission: false })
     }
 
     fn amplification_allows(&self, size: u32) -> bool {
@@ -519,6 +535,12 @@ impl Sender {
             }
             if space == Space::AppData && self.max_data_pn.is_some_and(|(pn, _)| pn == p.pn) {
                 self.max_data_pn = None;
+            }
+            if let Some((_, f)) = self.ack_frequency_pn.filter(|&(pn, _)| space == Space::AppData && pn == p.pn) {
+                // The peer acknowledges with the new delay from now on (the draft's §6: the
+                // sender uses it once the frame is acknowledged).
+                self.ack_frequency_pn = None;
+                self.ld.set_max_ack_delay(f.request_max_ack_delay);
             }
             self.ack_pos = self.ack_pos.max(p.sent_before);
             if p.in_flight {
@@ -579,6 +601,10 @@ impl Sender {
             // HANDSHAKE_DONE goes again in a new packet.
             self.handshake_done_pn = None;
             self.handshake_done = p.in_flight;
+        }
+        if let Some((_, f)) = self.ack_frequency_pn.filter(|&(pn, _)| lost.iter().any(|p| p.space == Space::AppData && p.pn == pn)) {
+            self.ack_frequency_pn = None;
+            self.ack_frequency = Some(self.ack_frequency.unwrap_or(f));
         }
         if let Some((_, m)) = self.max_data_pn.filter(|&(pn, _)| lost.iter().any(|p| p.space == Space::AppData && p.pn == pn)) {
             // The limit goes again unless a newer one is waiting.

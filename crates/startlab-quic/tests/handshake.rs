@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use startlab_cc::avoidance::{Avoidance, Reno};
 use startlab_cc::startup::{Abc, AbcConfig, Startup};
 use startlab_cc::{CcConfig, Controller, Ssthresh};
-use startlab_quic::ack::{AckPolicy, Ecn};
+use startlab_quic::ack::{AckFrequency, AckPolicy, Ecn};
 use startlab_quic::endpoint::{Endpoint, EndpointConfig, HandshakeSizes, Role};
 use startlab_quic::sender::{initial_window, SenderConfig, Transmit};
 use startlab_quic::Space;
@@ -24,7 +24,7 @@ fn cc() -> Controller {
     )
 }
 
-fn endpoint(role: Role, handshake: bool, sizes: HandshakeSizes, response: u64, window: Option<u64>) -> Endpoint {
+fn endpoint(role: Role, handshake: bool, sizes: HandshakeSizes, response: u64, window: Option<u64>, frequency: Option<AckFrequency>) -> Endpoint {
     Endpoint::new(
         EndpointConfig {
             role,
@@ -35,6 +35,7 @@ fn endpoint(role: Role, handshake: bool, sizes: HandshakeSizes, response: u64, w
             ack_policy: AckPolicy::default(),
             receive_window: window.filter(|_| role == Role::Client),
             peer_receive_window: window.filter(|_| role == Role::Server),
+            request_ack_frequency: frequency,
             sender: SenderConfig { max_datagram_size: MDS, ..SenderConfig::default() },
         },
         cc(),
@@ -60,8 +61,22 @@ fn run(handshake: bool, sizes: HandshakeSizes, response: u64, one_way_ms: u64, d
 }
 
 fn run_with_window(handshake: bool, sizes: HandshakeSizes, response: u64, one_way_ms: u64, drop: impl Fn(bool, Space, u64) -> bool, limit: f64, window: Option<u64>) -> (Endpoint, Endpoint, Log) {
-    let mut c = endpoint(Role::Client, handshake, sizes, response, window);
-    let mut s = endpoint(Role::Server, handshake, sizes, response, window);
+    run_full(handshake, sizes, response, one_way_ms, drop, limit, window, None)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_full(
+    handshake: bool,
+    sizes: HandshakeSizes,
+    response: u64,
+    one_way_ms: u64,
+    drop: impl Fn(bool, Space, u64) -> bool,
+    limit: f64,
+    window: Option<u64>,
+    frequency: Option<AckFrequency>,
+) -> (Endpoint, Endpoint, Log) {
+    let mut c = endpoint(Role::Client, handshake, sizes, response, window, frequency);
+    let mut s = endpoint(Role::Server, handshake, sizes, response, window, frequency);
     let rate = Rate(100_000_000);
     let delay = Dur::from_millis(one_way_ms);
     let mut q: BinaryHeap<Reverse<(Time, u64, bool, usize)>> = BinaryHeap::new();
@@ -211,4 +226,21 @@ fn a_small_receive_window_limits_the_rate_to_a_window_per_round_trip() {
     assert!(t_held > 1.5 && t_held > 2.0 * t_free, "{t_held} s with the window, {t_free} s without");
     // The client raised the limit as it read: MAX_DATA frames went.
     assert!(held.packets.iter().filter(|(_, fc, t)| *fc && t.max_data.is_some()).count() > 20);
+}
+
+#[test]
+fn an_ack_frequency_request_thins_the_clients_acks_and_sets_the_pto_delay() {
+    let ask = AckFrequency { sequence: 0, ack_eliciting_threshold: 9, request_max_ack_delay: Dur::from_millis(10), reordering_threshold: 1 };
+    let size = 3_000_000;
+    let (_, sp, plain) = run_full(true, HandshakeSizes::default(), size, 25, never, 30.0, None, None);
+    let (_, s, thin) = run_full(true, HandshakeSizes::default(), size, 25, never, 30.0, None, Some(ask));
+    assert!(plain.done_at.is_some() && thin.done_at.is_some());
+    let acks = |log: &Log| log.packets.iter().filter(|(_, fc, t)| *fc && t.space == Space::AppData && t.ack.is_some()).count();
+    let (a_plain, a_thin) = (acks(&plain), acks(&thin));
+    // Every second packet against every tenth: about five times fewer ACKs.
+    assert!(a_thin * 4 < a_plain, "{a_thin} ACKs with the request, {a_plain} without");
+    assert!(thin.packets.iter().filter(|(_, fc, t)| !fc && t.ack_frequency.is_some()).count() == 1);
+    // Once the frame was acknowledged the server's PTO and ACK-delay cap use the new delay.
+    assert_eq!(s.sender().loss_detection().max_ack_delay(), Dur::from_millis(10));
+    assert_eq!(sp.sender().loss_detection().max_ack_delay(), Dur::from_millis(25));
 }
