@@ -120,20 +120,7 @@ impl Sender {
     /// An ACK for `segments` segments at `t`, with RTT sample `rtt`.
     pub(crate) fn ack_n(&mut self, t: Time, rtt: Option<Dur>, segments: u64) {
         self.una += segments * MSS;
-        self.c.on_ack(&AckEvent {
-            now: t,
-            newly_acked: segments * MSS,
-            ack_seq: self.una,
-            snd_nxt: self.nxt,
-            rtt,
-            flight_size: self.nxt - self.una,
-            cwnd_limited: true,
-            acked_segments: segments as u32,
-            timer_triggered: false,
-            delivered: self.una,
-            rate_sample: None,
-            ce_bytes: 0,
-        });
+        self.c.on_ack(&flow_ack(t, rtt, segments, self.una, self.nxt));
         let window = (self.c.cwnd() as u64 / MSS) * MSS;
         self.nxt = self.nxt.max(self.una + window);
     }
@@ -165,4 +152,23 @@ pub(crate) fn ms(x: u64) -> Dur {
 /// The instant `x` milliseconds after the start.
 pub(crate) fn at_ms(x: u64) -> Time {
     Time(x * 1_000_000)
+}
+
+/// The ACK of `segments` full segments at `t` on a scripted flow that has `una` bytes
+/// acknowledged (this ACK included) and `nxt` sent: cwnd-limited, one ACK per `segments`.
+pub(crate) fn flow_ack(t: Time, rtt: Option<Dur>, segments: u64, una: u64, nxt: u64) -> AckEvent {
+    AckEvent {
+        now: t,
+        newly_acked: segments * MSS,
+        ack_seq: una,
+        snd_nxt: nxt,
+        rtt,
+        flight_size: nxt - una,
+        cwnd_limited: true,
+        acked_segments: segments as u32,
+        timer_triggered: false,
+        delivered: una,
+        rate_sample: None,
+        ce_bytes: 0,
+    }
 }

@@ -2,7 +2,7 @@
 use super::*;
 use crate::avoidance::{Avoidance, Cubic, Reno};
 use crate::startup::Startup;
-use crate::testkit::{at_ms, ms, MSS};
+use crate::testkit::{at_ms, flow_ack, ms, MSS};
 use crate::{CcConfig, Controller, Phase, Ssthresh};
 
 fn suss_with(cfg: SussConfig) -> Startup {
@@ -55,17 +55,7 @@ impl Flow {
 
     fn ack_n(&mut self, t: Time, rtt: Option<Dur>, segments: u64) {
         self.una += segments * MSS;
-        self.c.on_ack(&AckEvent {
-            now: t,
-            newly_acked: segments * MSS,
-            ack_seq: self.una,
-            snd_nxt: self.nxt,
-            rtt,
-            flight_size: self.nxt - self.una,
-            acked_segments: segments as u32,
-            delivered: self.una,
-            ..AckEvent::default()
-        });
+        self.c.on_ack(&flow_ack(t, rtt, segments, self.una, self.nxt));
         self.send(t);
     }
 
