@@ -680,7 +680,7 @@ mod tests {
 
     /// Slow start over Reno (the test kit's controller).
     fn controller(iw: u64, ssthresh: Ssthresh) -> Controller {
-        crate::testkit::controller(Startup::SlowStart(SlowStart), iw, ssthresh)
+        crate::testkit::controller(Startup::SlowStart(SlowStart::default()), iw, ssthresh)
     }
 
     fn ack(now_ms: u64, acked: u64, ack_seq: u64) -> AckEvent {

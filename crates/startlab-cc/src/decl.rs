@@ -314,6 +314,9 @@ pub struct FlowContext {
     pub handshake: bool,
     /// `tcp.initial_ssthresh` is infinite.
     pub infinite_ssthresh: bool,
+    /// The flow runs QUIC (RFC 9002): acknowledgments are ACK frames that count bytes, and standard
+    /// slow start is §7.3.1's (the window grows by every byte acknowledged).
+    pub quic: bool,
 }
 
 impl FlowContext {

@@ -165,8 +165,13 @@ pub struct SenderStats {
     pub ptos: u64,
     /// Congestion events (recovery periods started by loss or ECN).
     pub congestion_events: u64,
+    /// Of those, the ones an increase of the CE count started.
+    pub ecn_events: u64,
     /// Persistent congestion declared.
     pub persistent_congestion: u64,
+    /// Time spent in recovery periods that ended (from a congestion event until a packet sent
+    /// after it is acknowledged, RFC 9002 §7.3.2); [`Sender::recovery_time`] adds one still open.
+    pub recovery_time: Dur,
 }
 
 /// The sending half of an endpoint.
@@ -200,6 +205,8 @@ pub struct Sender {
     amplification: Option<u64>,
     /// The current recovery period began at this time (§7.3.2 `congestion_recovery_start_time`).
     recovery_start: Option<Time>,
+    /// A recovery period is open since this time (for [`SenderStats::recovery_time`]).
+    recovering_since: Option<Time>,
     /// Probes owed after a probe timeout, and their space.
     probes: Option<(Space, u32)>,
     /// The peer's last ECN-CE count (application data space).
@@ -245,6 +252,7 @@ impl Sender {
             flow_blocked: false,
             amplification: None,
             recovery_start: None,
+            recovering_since: None,
             probes: None,
             ce_count: 0,
             ack_pos: 0,
@@ -284,6 +292,18 @@ impl Sender {
     /// Stream bytes acknowledged.
     pub fn acked_bytes(&self) -> u64 {
         self.out[Space::AppData as usize].acked.bytes()
+    }
+    /// Stream bytes acknowledged in order from the first (TCP's `SND.UNA`).
+    pub fn stream_acked_prefix(&self) -> u64 {
+        self.out[Space::AppData as usize].acked.first().filter(|&(s, _)| s == 0).map_or(0, |(_, e)| e)
+    }
+    /// The stream's bytes sent at least once (TCP's `SND.MAX`).
+    pub fn stream_sent(&self) -> u64 {
+        self.out[Space::AppData as usize].next
+    }
+    /// Time spent in recovery periods up to `now` (the one still open included).
+    pub fn recovery_time(&self, now: Time) -> Dur {
+        self.stats.recovery_time + self.recovering_since.map_or(Dur::ZERO, |s| now - s)
     }
     /// Every stream byte is acknowledged (never, for an unlimited stream).
     pub fn is_done(&self) -> bool {
@@ -427,6 +447,9 @@ impl Sender {
             }
             let rate = self.pacing_rate();
             if self.pacer.holds(now, rate.is_some()) {
+                // §7.8: a sender held back by its pacer is not application-limited; the window
+                // may grow.
+                self.cwnd_limited = true;
                 return None;
             }
         }
@@ -566,6 +589,9 @@ impl Sender {
         if newly == 0 {
             return;
         }
+        if self.recovering_since.is_some() && self.recovery_start.is_some_and(|r| out.acked.iter().any(|p| p.time_sent > r)) {
+            self.close_recovery(now);
+        }
         if self.cc.phase() == startlab_cc::Phase::Recovery && self.recovery_start.is_some_and(|r| out.acked.iter().any(|p| p.time_sent > r)) {
             // §7.3.2: a packet sent during the period is acknowledged: recovery ends.
             let cwnd = self.cc.cwnd();
@@ -627,6 +653,14 @@ impl Sender {
             self.stats.persistent_congestion += 1;
             self.cc.on_repeated_timeout();
             self.recovery_start = None;
+            self.close_recovery(now);
+        }
+    }
+
+    /// The open recovery period ends at `now`.
+    fn close_recovery(&mut self, now: Time) {
+        if let Some(s) = self.recovering_since.take() {
+            self.stats.recovery_time = self.stats.recovery_time + (now - s);
         }
     }
 
@@ -636,7 +670,9 @@ impl Sender {
             return;
         }
         self.recovery_start = Some(now);
+        self.recovering_since.get_or_insert(now);
         self.stats.congestion_events += 1;
+        self.stats.ecn_events += (kind == CongestionKind::Ecn) as u64;
         let enter_recovery = kind == CongestionKind::FastRetransmit;
         // B.6 reduces the window, not the bytes in flight (`ssthresh = congestion_window ·
         // kLossReductionFactor`): by the time the loss is known its packets have left the flight,

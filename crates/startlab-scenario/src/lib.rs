@@ -39,6 +39,7 @@ macro_rules! named_enum {
 }
 
 mod impairments;
+mod quic;
 pub mod queues;
 mod raw;
 pub mod registry;
@@ -47,6 +48,7 @@ mod values;
 mod workloads;
 pub use workloads::{AppSpec, ArrivalEnds, ArrivalSpec, ReplaySpec, SizeSpec, Think, UserSpec, VectorConnection};
 
+pub use quic::{AckFrequencySpec, QuicSpec, UDP_IP_HEADER};
 pub use impairments::{AggregateSpec, CoalesceSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
 pub use resolve::{parse_vectors, resolve, resolve_in, set_parquet_reader, TableReader, VECTOR_COLUMNS};
 use serde::Serialize;
@@ -428,15 +430,20 @@ pub enum Ends {
     },
 }
 
-/// A TCP flow.
+/// A flow: a TCP connection, or a QUIC one when `quic` is set.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowSpec {
     /// Name (replicates get `name-i`).
     pub name: String,
     /// Where it runs.
     pub ends: Ends,
-    /// TCP options.
+    /// TCP options (for a QUIC flow, the congestion controller's: avoidance, `initial_ssthresh`,
+    /// `ecn`, `cwnd_validation`; `mss` is the datagram size and `header` the IPv4 and UDP headers).
     pub tcp: TcpSpec,
+    /// The flow runs QUIC with these settings (the `quic` table); `None`: TCP. Left out of the
+    /// resolved scenario for a TCP flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicSpec>,
     /// Startup algorithm.
     pub startup: StartupSpec,
     /// When the application opens the connection (before jitter).
@@ -449,6 +456,14 @@ pub struct FlowSpec {
     pub drops: Vec<u64>,
     /// A request/response application instead of one transfer of `size`.
     pub app: Option<AppSpec>,
+}
+
+impl FlowSpec {
+    /// What the flow's startup and avoidance algorithms are built for: its `tcp` table's context,
+    /// with the transport.
+    pub fn flow_context(&self) -> startlab_cc::decl::FlowContext {
+        startlab_cc::decl::FlowContext { quic: self.quic.is_some(), ..self.tcp.flow_context() }
+    }
 }
 
 named_enum! {
@@ -646,6 +661,7 @@ impl TcpSpec {
             },
             handshake: self.handshake,
             infinite_ssthresh: self.initial_ssthresh == SsthreshSpec::Infinite,
+            quic: false,
         }
     }
     /// The receiver sends SACK blocks (every recovery with a scoreboard).

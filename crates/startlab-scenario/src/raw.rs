@@ -118,6 +118,7 @@ pub struct Flow {
     pub from: Option<String>,
     pub to: Option<String>,
     pub tcp: Option<Tcp>,
+    pub quic: Option<Quic>,
     pub startup: Option<BTreeMap<String, serde_json::Value>>,
     pub start: Option<DurV>,
     pub start_jitter: Option<DurV>,
@@ -205,6 +206,42 @@ impl Tcp {
         .filter_map(|(key, v)| Some((key, v.as_ref()?)))
         .collect()
     }
+}
+
+/// A flow's `quic` table: the flow runs QUIC (RFC 9000/9002) instead of TCP.
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Quic {
+    pub max_datagram_size: Option<BytesV>,
+    pub path_mtu: Option<BytesV>,
+    pub initial_window: Option<Amount>,
+    pub handshake: Option<bool>,
+    pub client_hello: Option<BytesV>,
+    pub server_flight: Option<BytesV>,
+    pub request: Option<BytesV>,
+    pub ack_eliciting_threshold: Option<u64>,
+    pub max_ack_delay: Option<DurV>,
+    pub immediate_ack_on_reorder: Option<bool>,
+    pub max_ack_ranges: Option<u64>,
+    pub ack_frequency: Option<AckFrequency>,
+    pub max_data: Option<Amount>,
+    pub pacing: Option<bool>,
+    pub pacing_gain: Option<f64>,
+    pub initial_rtt: Option<DurV>,
+    pub packet_threshold: Option<u64>,
+    pub time_threshold: Option<f64>,
+    pub granularity: Option<DurV>,
+    pub persistent_congestion_threshold: Option<u64>,
+}
+
+/// `quic.ack_frequency`: what the server asks of the client once the handshake is confirmed
+/// (draft-ietf-quic-ack-frequency).
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AckFrequency {
+    pub threshold: Option<u64>,
+    pub max_ack_delay: Option<DurV>,
+    pub reordering_threshold: Option<u64>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -121,6 +121,7 @@ mod tests {
             acks: startlab_cc::startup::AckCounting::PerPacket,
             handshake: true,
             infinite_ssthresh: false,
+            quic: false,
         };
         for d in DECLS {
             let values: std::collections::BTreeMap<_, _> = d.info.params.iter().map(|p| (p.name, default_value(p, cx.mss))).collect();
@@ -144,6 +145,7 @@ mod tests {
             acks: startlab_cc::startup::AckCounting::PerPacket,
             handshake: false,
             infinite_ssthresh: true,
+            quic: false,
         };
         for d in startlab_cc::avoidance::DECLS {
             assert_eq!(d.info.role, "avoidance");

@@ -586,11 +586,11 @@ impl Simulation {
     pub(crate) fn flow_row(&self, i: usize, end: Time) -> FlowResult {
         let fl = &self.flows[i];
         let spec = &self.specs[i];
-        let s = fl.sender.stats();
-        let cc = fl.sender.cc();
+        let s = fl.sender_stats();
+        let cc = fl.cc();
         let mss = spec.tcp.mss;
-        let t0 = fl.sender.first_data_time();
-        let complete = fl.sender.completed_at();
+        let t0 = fl.first_data_time();
+        let complete = fl.completed_at();
         // t_su: first entry into CA outside recovery; a flow that completes (or whose run ends)
         // before then gets t_su = t_complete (or the end) and left_startup = false.
         let (t_su, left) = match (cc.entered_ca(), complete) {
@@ -603,9 +603,9 @@ impl Simulation {
             (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
             _ => None,
         };
-        let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.sender.snd_una() };
+        let acked_at_su = if left { fl.m.acked_at_su.unwrap_or(0) } else { fl.snd_una() };
         let su_throughput = su_time.filter(|&t| t > 0.0).map(|t| acked_at_su as f64 * 8.0 / t);
-        let sent_at_su = if left { fl.m.sent_at_su.unwrap_or(0) } else { fl.sender.snd_max() };
+        let sent_at_su = if left { fl.m.sent_at_su.unwrap_or(0) } else { fl.snd_max() };
         let su_throughput_sent = su_time.filter(|&t| t > 0.0).map(|t| sent_at_su as f64 * 8.0 / t);
         let exit = cc.startup_exit();
         let exit_reason = match (exit, complete) {
@@ -619,9 +619,9 @@ impl Simulation {
         let elapsed = t0.map(|t| (elapsed_end - t).as_secs_f64()).filter(|&e| e > 0.0);
         let throughput = match (complete, spec.size) {
             (Some(_), Some(size)) => elapsed.map(|e| size as f64 * 8.0 / e),
-            _ => elapsed.map(|e| fl.sender.snd_una() as f64 * 8.0 / e),
+            _ => elapsed.map(|e| fl.snd_una() as f64 * 8.0 / e),
         };
-        let goodput = elapsed.map(|e| fl.receiver.delivered().min(spec.size.unwrap_or(u64::MAX)) as f64 * 8.0 / e);
+        let goodput = elapsed.map(|e| fl.delivered().min(spec.size.unwrap_or(u64::MAX)) as f64 * 8.0 / e);
         let unique = s.packets_sent - s.retransmissions;
         FlowResult {
             flow: fl.name.clone(),
@@ -632,7 +632,7 @@ impl Simulation {
             measured: false,
             startup: cc.startup_name().to_string(),
             congestion_avoidance: cc.avoidance_name().to_string(),
-            recovery: spec.tcp.recovery.name().to_string(),
+            recovery: if spec.quic.is_some() { "rfc9002".to_string() } else { spec.tcp.recovery.name().to_string() },
             mss,
             size: spec.size,
             t0: t0.map(secs),
@@ -670,8 +670,8 @@ impl Simulation {
                 _ => None,
             },
             completed: complete.is_some(),
-            bytes_acked: fl.sender.snd_una(),
-            bytes_delivered: fl.receiver.delivered(),
+            bytes_acked: fl.snd_una(),
+            bytes_delivered: fl.delivered(),
             packets_sent: s.packets_sent,
             retransmissions: s.retransmissions,
             drops: fl.m.dropped,
@@ -680,12 +680,12 @@ impl Simulation {
             recovery_episodes: s.fast_retransmits,
             retransmissions_lost: fl.m.dropped_retransmissions,
             tlp_probes: s.tlp_probes,
-            recovery_time: fl.sender.recovery_time(end).as_secs_f64(),
+            recovery_time: fl.recovery_time(end).as_secs_f64(),
             ecn_marks: fl.m.ecn_marks,
             ecn_reductions: s.ecn_reductions,
             final_cwnd: cc.cwnd(),
             final_cwnd_pkts: cc.cwnd() / mss as f64,
-            srtt: fl.sender.srtt().map(|d| d.as_secs_f64()),
+            srtt: fl.srtt().map(|d| d.as_secs_f64()),
             startup_details: cc
                 .startup_report()
                 .into_iter()

@@ -105,8 +105,17 @@ struct WithAck {
     ack: Ack,
 }
 
+/// A QUIC packet: the header every hop reads and the packet's frames.
+#[derive(Clone, Debug)]
+struct WithQuic {
+    header: Packet,
+    tx: Option<startlab_quic::sender::Transmit>,
+}
+
 /// The handle bit of packets stored with ACK contents.
 const WITH_ACK: u32 = 1 << 31;
+/// With [`WITH_ACK`]: the handle bit of QUIC packets (a third pool).
+const QUIC: u32 = 1 << 30;
 
 /// Packets live here, reused through free lists: no allocation per packet once warm.
 ///
@@ -121,6 +130,8 @@ pub struct Arena {
     plain_free: Vec<u32>,
     acked: Vec<WithAck>,
     acked_free: Vec<u32>,
+    quic: Vec<WithQuic>,
+    quic_free: Vec<u32>,
 }
 
 impl Arena {
@@ -147,10 +158,39 @@ impl Arena {
             (self.acked.len() - 1) as u32 | WITH_ACK
         }
     }
+    /// Stores a QUIC packet (its header for the hops, its frames for the endpoint it reaches).
+    pub fn alloc_quic(&mut self, p: Packet, tx: startlab_quic::sender::Transmit) -> u32 {
+        let w = WithQuic { header: p, tx: Some(tx) };
+        if let Some(i) = self.quic_free.pop() {
+            self.quic[i as usize] = w;
+            i | WITH_ACK | QUIC
+        } else {
+            self.quic.push(w);
+            debug_assert!(self.quic.len() < QUIC as usize);
+            (self.quic.len() - 1) as u32 | WITH_ACK | QUIC
+        }
+    }
+    /// True for a handle of [`Arena::alloc_quic`].
+    #[inline]
+    pub fn is_quic(i: u32) -> bool {
+        i & (WITH_ACK | QUIC) == WITH_ACK | QUIC
+    }
+    /// Takes a QUIC packet's frames out (once, on delivery).
+    pub fn take_quic(&mut self, i: u32) -> Option<startlab_quic::sender::Transmit> {
+        debug_assert!(Self::is_quic(i));
+        self.quic[(i & !(WITH_ACK | QUIC)) as usize].tx.take()
+    }
     /// Releases a handle.
     pub fn free(&mut self, i: u32) {
         if i & WITH_ACK != 0 {
-            self.acked_free.push(i & !WITH_ACK);
+            if i & QUIC != 0 {
+                let k = i & !(WITH_ACK | QUIC);
+                // The frames' memory (an ACK frame's ranges) goes now, not when the slot is reused.
+                self.quic[k as usize].tx = None;
+                self.quic_free.push(k);
+            } else {
+                self.acked_free.push(i & !WITH_ACK);
+            }
         } else {
             self.plain_free.push(i);
         }
@@ -159,6 +199,9 @@ impl Arena {
     #[inline]
     pub fn get(&self, i: u32) -> &Packet {
         if i & WITH_ACK != 0 {
+            if i & QUIC != 0 {
+                return &self.quic[(i & !(WITH_ACK | QUIC)) as usize].header;
+            }
             &self.acked[(i & !WITH_ACK) as usize].header
         } else {
             &self.plain[i as usize]
@@ -167,7 +210,7 @@ impl Arena {
     /// The ACK contents of a packet stored with [`Arena::alloc_with_ack`] (a default [`Ack`] for
     /// any other).
     pub fn ack(&self, i: u32) -> Ack {
-        if i & WITH_ACK != 0 {
+        if i & WITH_ACK != 0 && i & QUIC == 0 {
             self.acked[(i & !WITH_ACK) as usize].ack
         } else {
             Ack::default()
@@ -177,6 +220,9 @@ impl Arena {
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
         if i & WITH_ACK != 0 {
+            if i & QUIC != 0 {
+                return &mut self.quic[(i & !(WITH_ACK | QUIC)) as usize].header;
+            }
             &mut self.acked[(i & !WITH_ACK) as usize].header
         } else {
             &mut self.plain[i as usize]
@@ -184,6 +230,6 @@ impl Arena {
     }
     /// Packets alive.
     pub fn live(&self) -> usize {
-        self.plain.len() - self.plain_free.len() + self.acked.len() - self.acked_free.len()
+        self.plain.len() - self.plain_free.len() + self.acked.len() - self.acked_free.len() + self.quic.len() - self.quic_free.len()
     }
 }

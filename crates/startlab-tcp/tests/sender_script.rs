@@ -265,7 +265,7 @@ fn prague_on_accecn_cuts_by_alpha_over_two_once_per_window() {
     use startlab_tcp::{RtoConfig, SenderConfig};
     let cc = Controller::new(
         CcConfig { mss: MSS, initial_window: 10 * MSS, initial_ssthresh: Ssthresh::Bytes(10.0 * MSS as f64), loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false },
-        Startup::SlowStart(SlowStart),
+        Startup::SlowStart(SlowStart::default()),
         Avoidance::Prague(Prague::default()),
     );
     let cfg = SenderConfig {

@@ -330,7 +330,7 @@ mod tests {
         use crate::startup::{SlowStart, Startup};
         use crate::{CcConfig, Controller, Phase};
         let cfg = CcConfig { mss: MSS, initial_window: 20 * MSS, initial_ssthresh: Ssthresh::Bytes(20.0 * MSS as f64), loss_window: MSS, cwnd_validation: false, linux_ss_clamp: false };
-        let mut c = Controller::new(cfg, Startup::SlowStart(SlowStart), Avoidance::Prague(Prague::default()));
+        let mut c = Controller::new(cfg, Startup::SlowStart(SlowStart::default()), Avoidance::Prague(Prague::default()));
         assert_eq!(c.phase(), Phase::CongestionAvoidance);
         // One-segment ACKs of flights of 20: the first ACK fixes the first round's end (segment
         // 20), the 21st ends it and the 41st the next. The second round's ACKs (22 to 41) carry

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn slow_start_grows_by_one_and_a_half_per_round_under_the_same_acks() {
         // 4 → 6 → 9 → 13 (9 segments: 4 ACKs of 2 and one of 1 → +5) ...: one SMSS per ACK.
-        let ratios = growth_per_round(Startup::SlowStart(SlowStart), 2);
+        let ratios = growth_per_round(Startup::SlowStart(SlowStart::default()), 2);
         for r in &ratios {
             assert!((1.4..=1.6).contains(r), "packet counting should grow about 1.5x per round, got {ratios:?}");
         }
@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn abc_with_l_1_behaves_like_packet_counting() {
         let abc = growth_per_round(Startup::Abc(Abc::new(AbcConfig { l: 1, ..AbcConfig::default() })), 2);
-        let ss = growth_per_round(Startup::SlowStart(SlowStart), 2);
+        let ss = growth_per_round(Startup::SlowStart(SlowStart::default()), 2);
         assert_eq!(abc, ss, "L = 1 is RFC 5681 slow start");
     }
 

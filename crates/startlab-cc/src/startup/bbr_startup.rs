@@ -386,7 +386,7 @@ mod tests {
         assert_eq!((c.phase(), c.cwnd(), c.startup_exit(), c.reductions()), (Phase::SlowStart, 10.0 * MSS as f64, None, 0));
         // Slow start exits as on a loss (RFC 3168 §6.1.2): ssthresh = FlightSize/2, cwnd = ssthresh.
         assert_eq!(crate::startup::DECLS.iter().find(|d| d.info.name == "slow-start").unwrap().on_ce, crate::startup::CeRule::ExitAsLoss);
-        let mut c = Controller::new(cfg, Startup::SlowStart(crate::startup::SlowStart), Avoidance::Reno(Reno::default()));
+        let mut c = Controller::new(cfg, Startup::SlowStart(crate::startup::SlowStart::default()), Avoidance::Reno(Reno::default()));
         c.on_congestion(&echo);
         assert_eq!((c.phase(), c.cwnd(), c.startup_exit().map(|e| e.reason), c.reductions()), (Phase::CongestionAvoidance, 5.0 * MSS as f64, Some(ExitReason::Ecn), 1));
     }

@@ -332,7 +332,7 @@ fn a_timeout_during_a_ridden_recovery_ends_startup() {
 
 #[test]
 fn other_startups_still_end_on_a_loss_and_see_no_recovery_acks() {
-    let mut c = crate::testkit::controller(Startup::SlowStart(crate::startup::SlowStart), 10, Ssthresh::Infinite);
+    let mut c = crate::testkit::controller(Startup::SlowStart(crate::startup::SlowStart::default()), 10, Ssthresh::Infinite);
     c.on_congestion(&loss(1));
     assert!(!c.rides_out_recovery());
     assert_eq!(c.startup_exit().map(|e| e.reason), Some(ExitReason::Loss));

@@ -15,7 +15,7 @@ pub struct InitialStart;
 
 impl StartupAlgorithm for InitialStart {
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
-        SlowStart.on_ack(view, ack)
+        SlowStart::default().on_ack(view, ack)
     }
 }
 

@@ -324,7 +324,7 @@ impl StartupAlgorithm for PacedStart {
             }
             // The FILL train is being paced out: the window stays until its last packet leaves.
             Stage::Fill => StartupAction::default(),
-            Stage::Done => SlowStart.on_ack(view, ack),
+            Stage::Done => SlowStart::default().on_ack(view, ack),
         }
     }
 

@@ -145,7 +145,7 @@ mod tests {
         register(declaration("test-doubling")).unwrap();
         let d = crate::startup::decl("test-doubling").expect("registered");
         let values = BTreeMap::new();
-        let cx = FlowContext { mss: 1000, header: 40, initial_window: 1, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true };
+        let cx = FlowContext { mss: 1000, header: 40, initial_window: 1, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true, quic: false };
         assert_eq!(d.instantiate(&Params::new(&values), &cx).name(), "test-doubling");
         assert!(all().iter().any(|d| d.info.name == "test-doubling"));
     }

@@ -317,7 +317,7 @@ mod tests {
     #[test]
     fn each_strategy_reaches_ssthresh_exactly_its_extra_rtts_after_slow_start() {
         // ALGORITHMS.md §6.8: T_Smooth = RTT·log2(ssthresh) + d(k−1)·RTT; Table 1: 1, 2, 2, 4.
-        let slow = fluid_trace(Startup::SlowStart(SlowStart), 64).len() - 1;
+        let slow = fluid_trace(Startup::SlowStart(SlowStart::default()), 64).len() - 1;
         assert_eq!(slow, 6, "slow start: log2(64) rounds");
         for (name, extra) in [("coarse-2", 1), ("fine-2", 2), ("coarse-4", 2), ("fine-4", 4)] {
             let s = Strategy::named(name).unwrap();

@@ -6,6 +6,7 @@
 mod cross;
 mod files;
 mod queues;
+mod quic;
 mod tcp;
 mod topology;
 mod workloads;
@@ -67,14 +68,32 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         let p = format!("flows[{i}]");
         let count = f.count.unwrap_or(1);
         let mut tcp = tcp(&format!("{p}.tcp"), f.tcp.clone().unwrap_or_default())?;
+        let mut quic = match &f.quic {
+            None => None,
+            Some(q) => {
+                quic::refuse_tcp_only(&format!("{p}.tcp"), &format!("{p}.quic"), f.tcp.as_ref())?;
+                if f.app.is_some() {
+                    return err(format!("{p}.app"), "a QUIC flow carries one response of `size` bytes on one stream; request/response applications (app = { ... }) run over TCP only");
+                }
+                let spec = quic::quic(&format!("{p}.quic"), q)?;
+                tcp = quic::controller_tcp(tcp, &spec);
+                Some(spec)
+            }
+        };
         let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
         classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
         if startup.decl().sets_initial_window {
             // ALGORITHMS.md §10.4: Initial-Start is only a larger IW; it becomes the flow's IW.
-            if f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) {
-                return err(format!("{p}.startup.initial_window"), format!("{:?} sets tcp.initial_window from its initial_window parameter; give it only there", startup.name()));
+            let given = f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) || f.quic.as_ref().is_some_and(|q| q.initial_window.is_some());
+            if given {
+                let key = if quic.is_some() { "quic.initial_window" } else { "tcp.initial_window" };
+                return err(format!("{p}.startup.initial_window"), format!("{:?} sets {key} from its initial_window parameter; give it only there", startup.name()));
             }
-            tcp.initial_window = startup.params().get(&startlab_cc::startup::INITIAL_START_WINDOW).div_ceil(tcp.mss);
+            let window = startup.params().get(&startlab_cc::startup::INITIAL_START_WINDOW);
+            tcp.initial_window = window.div_ceil(tcp.mss);
+            if let Some(q) = quic.as_mut() {
+                q.initial_window = window.max(q.max_datagram_size);
+            }
         }
         let start = f.start.map_or(Dur::ZERO, |d| d.0);
         if start >= s.duration.0 {
@@ -136,7 +155,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 return err(format!("{p}.name"), format!("flow name {name:?} is used twice"));
             }
             let ends = flow_ends(&p, f, flows.len(), k, &topo)?;
-            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), startup: startup.clone(), start, start_jitter, size, drops: drops.clone(), app: app.clone() });
+            flows.push(FlowSpec { name, ends, tcp: tcp.clone(), quic: quic.clone(), startup: startup.clone(), start, start_jitter, size, drops: drops.clone(), app: app.clone() });
         }
     }
     let cross = cross::sources(&s.cross, &topo, s.duration.0, &mut names)?;

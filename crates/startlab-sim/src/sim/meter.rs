@@ -88,35 +88,12 @@ impl Simulation {
             }
             let mut forced = false;
             if kind == PktKind::Data {
-                if fl.m.early_end.is_none() {
-                    let t0 = fl.sender.first_data_time().unwrap_or(now);
-                    let end = t0 + Dur(fl.base_rtt.as_nanos() * self.scenario.measure.early_rtts);
-                    fl.m.early_end = Some(end);
-                    let bottleneck = fl.bottleneck;
-                    let ch = &mut self.net.channels[bottleneck as usize];
-                    ch.drain(now, dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, bottleneck));
-                    // Earlier rises are not this flow's.
-                    early_flush(ch);
-                    fl.m.early_peak = ch.waiting_pkts();
-                    ch.early_watch.push((end, f, fl.m.early_peak));
-                    ch.early_next_end = ch.early_next_end.min(end);
-                }
-                if fl.m.early_end.is_some_and(|e| now <= e) {
-                    fl_flags |= flags::EARLY;
-                }
-                fl.m.data_sent += 1;
-                if seg.retransmit {
-                    fl_flags |= flags::RETRANSMIT;
-                }
-                if fl_flags & flags::STARTUP != 0 {
-                    fl.m.sent_startup += 1;
-                }
-                if fl.forced_drops.get(fl.m.next_forced_drop) == Some(&fl.m.data_sent) {
-                    fl.m.next_forced_drop += 1;
-                    forced = true;
-                }
-                self.stats.sent_packets += 1;
+                let t0 = fl.sender.first_data_time();
+                let (more, f_forced) = self.meter_data(f, t0, seg.retransmit, fl_flags & flags::STARTUP != 0);
+                fl_flags |= more;
+                forced = f_forced;
             }
+            let fl = &mut self.flows[f as usize];
             let src = fl.src;
             let pkt = self.arena.alloc(Packet {
                 kind,
@@ -142,20 +119,70 @@ impl Simulation {
         }
         let fl = &mut self.flows[f as usize];
         fl.stimer.sync(&mut self.q, fl.sender.next_timeout(), Source::SenderTimer(f));
-        let cc = fl.sender.cc();
-        if fl.m.acked_at_su.is_none() && cc.entered_ca().is_some() {
-            fl.m.acked_at_su = Some(fl.sender.snd_una());
-            fl.m.sent_at_su = Some(fl.sender.snd_max());
+        self.record_cc(f);
+    }
+
+    /// What sending a data packet of flow `f` adds to its measurements (the first data byte left
+    /// at `t0`): the packet's flags for them (early window, retransmission) and whether the
+    /// scenario drops it on purpose (`drops`). `startup`: it leaves during startup.
+    pub(super) fn meter_data(&mut self, f: u32, t0: Option<Time>, retransmit: bool, startup: bool) -> (u16, bool) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let mut fl_flags = 0;
+        let mut forced = false;
+        if fl.m.early_end.is_none() {
+            let t0 = t0.unwrap_or(now);
+            let end = t0 + Dur(fl.base_rtt.as_nanos() * self.scenario.measure.early_rtts);
+            fl.m.early_end = Some(end);
+            let bottleneck = fl.bottleneck;
+            let ch = &mut self.net.channels[bottleneck as usize];
+            ch.drain(now, dequeue_hook(self.ptrace.as_deref_mut(), &mut self.traces.packets, bottleneck));
+            // Earlier rises are not this flow's.
+            early_flush(ch);
+            fl.m.early_peak = ch.waiting_pkts();
+            ch.early_watch.push((end, f, fl.m.early_peak));
+            ch.early_next_end = ch.early_next_end.min(end);
         }
+        if fl.m.early_end.is_some_and(|e| now <= e) {
+            fl_flags |= flags::EARLY;
+        }
+        fl.m.data_sent += 1;
+        if retransmit {
+            fl_flags |= flags::RETRANSMIT;
+        }
+        if startup {
+            fl.m.sent_startup += 1;
+        }
+        if fl.forced_drops.get(fl.m.next_forced_drop) == Some(&fl.m.data_sent) {
+            fl.m.next_forced_drop += 1;
+            forced = true;
+        }
+        self.stats.sent_packets += 1;
+        (fl_flags, forced)
+    }
+
+    /// Records flow `f`'s controller after a step: the startup's end point, the cwnd trace, and
+    /// the checks on the window.
+    pub(super) fn record_cc(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let cc = fl.cc();
+        if fl.m.acked_at_su.is_none() && cc.entered_ca().is_some() {
+            let (una, max) = (fl.snd_una(), fl.snd_max());
+            fl.m.acked_at_su = Some(una);
+            fl.m.sent_at_su = Some(max);
+        }
+        let cc = fl.cc();
         let now_cc = (cc.cwnd(), cc.ssthresh().as_f64());
+        let (reductions, last_kind) = (cc.reductions(), cc.last_reduction().map(|r| r.kind));
         if now_cc.0.is_nan() || now_cc.0 <= 0.0 {
             self.violations.push(format!("flow {}: cwnd {} is not positive", fl.name, now_cc.0));
         }
-        let cause = if cc.reductions() == fl.m.reductions {
+        let cause = if reductions == fl.m.reductions {
             0
         } else {
-            fl.m.reductions = cc.reductions();
-            match cc.last_reduction().map(|r| r.kind) {
+            fl.m.reductions = reductions;
+            match last_kind {
                 Some(CongestionKind::Timeout) => 2,
                 Some(CongestionKind::Ecn) => 3,
                 _ => 1,
@@ -199,17 +226,17 @@ impl Simulation {
         for (i, fl) in self.flows.iter().enumerate() {
             // A user's slot: its earlier connections' packets too.
             let past = fl.user.as_ref().map_or((0, 0, 0), |u| u.past);
-            let sent = fl.sender.stats().packets_sent + past.0;
+            let sent = fl.sender_stats().packets_sent + past.0;
             let (delivered, dropped) = (fl.m.delivered_pkts + past.1, fl.m.dropped + past.2);
             if sent != delivered + dropped + in_net[i] {
                 errors.push(format!("flow {}: {sent} sent != {delivered} delivered + {dropped} dropped + {} in flight", fl.name, in_net[i]));
             }
-            if fl.receiver.delivered() < fl.sender.snd_una() {
-                errors.push(format!("flow {}: sender saw {} bytes ACKed but the receiver has only {}", fl.name, fl.sender.snd_una(), fl.receiver.delivered()));
+            if fl.delivered() < fl.snd_una() {
+                errors.push(format!("flow {}: sender saw {} bytes ACKed but the receiver has only {}", fl.name, fl.snd_una(), fl.delivered()));
             }
-            if let (Some(size), Some(_)) = (self.specs[i].size, fl.sender.completed_at()) {
-                if fl.receiver.delivered() != size {
-                    errors.push(format!("flow {}: completed but the receiver got {} of {size} bytes", fl.name, fl.receiver.delivered()));
+            if let (Some(size), Some(_)) = (self.specs[i].size, fl.completed_at()) {
+                if fl.delivered() != size {
+                    errors.push(format!("flow {}: completed but the receiver got {} of {size} bytes", fl.name, fl.delivered()));
                 }
             }
         }

@@ -10,6 +10,7 @@ mod endpoints;
 mod meter;
 mod new;
 mod path;
+mod quic;
 mod quick_start;
 
 pub use endpoints::{flow_controller, flow_endpoints};
@@ -23,6 +24,7 @@ use path::dequeue_hook;
 use cross::CrossState;
 use endpoints::endpoints;
 use quick_start::QsRouters;
+pub(crate) use quic::QuicEnds;
 
 use crate::build::{network, Network};
 use crate::engine::{EventQueue, Source, TimerSlot};
@@ -93,6 +95,8 @@ pub(crate) struct FlowState {
     pub conn: u32,
     /// The user running on this slot (`[[users]]`).
     pub user: Option<Box<UserState>>,
+    /// A QUIC flow's endpoints (`sender` and `receiver` then stay unused).
+    pub quic: Option<Box<QuicEnds>>,
 }
 
 /// One simulation of one scenario.
@@ -297,6 +301,10 @@ impl Simulation {
             Source::SenderTimer(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.stimer.take(self.now) {
+                    if let Some(q) = fl.quic.as_mut() {
+                        q.server.on_timeout(self.now);
+                        return self.after_quic(f);
+                    }
                     fl.sender.on_timer(self.now);
                     self.after_sender(f);
                 }
@@ -305,6 +313,10 @@ impl Simulation {
                 let now = self.now;
                 let fl = &mut self.flows[f as usize];
                 if fl.rtimer.take(now) {
+                    if let Some(q) = fl.quic.as_mut() {
+                        q.client.on_timeout(now);
+                        return self.after_quic(f);
+                    }
                     if let Some(ack) = fl.receiver.on_timer(now) {
                         self.send_ack(f, ack);
                     }
@@ -318,6 +330,9 @@ impl Simulation {
                 if let Some(u) = fl.user.as_mut() {
                     u.k = 1;
                     u.began = now;
+                }
+                if fl.quic.is_some() {
+                    return self.after_quic(f);
                 }
                 fl.sender.start(now);
                 self.after_sender(f);

@@ -156,7 +156,8 @@ impl Simulation {
             let mut forced_drops = f.drops.clone();
             forced_drops.sort_unstable();
             forced_drops.dedup();
-            let cc = sender.cc();
+            let quic = f.quic.as_ref().map(|q| Box::new(quic::quic_ends(f, q)));
+            let cc = quic.as_ref().map_or(sender.cc(), |q| q.server.sender().controller());
             let last_cc = (cc.cwnd(), cc.ssthresh().as_f64());
             flows.push(FlowState {
                 name: f.name.clone(),
@@ -176,6 +177,7 @@ impl Simulation {
                 app,
                 conn: 0,
                 user,
+                quic,
             });
             let mut start = Time(f.start.as_nanos());
             if f.start_jitter > Dur::ZERO {

@@ -200,6 +200,9 @@ impl Simulation {
     }
 
     pub(super) fn deliver(&mut self, pkt: u32) {
+        if Arena::is_quic(pkt) {
+            return self.deliver_quic(pkt);
+        }
         let now = self.now;
         if self.arena.get(pkt).kind == PktKind::Ack {
             // The common case copies only the ACK, not the whole packet.
@@ -352,9 +355,24 @@ impl Simulation {
         }
         let newly = fl.sender.on_ack(now, ack);
         if newly > 0 {
-            let una = fl.sender.snd_una();
+            self.on_progress(f, newly);
+            let fl = &self.flows[f as usize];
+            if fl.user.as_ref().is_some_and(|u| !u.persistent && !u.scheduled) && fl.sender.completed_at().is_some() {
+                self.user_connection_done(f);
+            }
+        }
+        self.after_sender(f);
+    }
+
+    /// Flow `f`'s in-order acknowledged bytes grew by `newly`: the time to 90 % of the available
+    /// rate, and the seq trace.
+    pub(super) fn on_progress(&mut self, f: u32, newly: u64) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        {
+            let una = fl.snd_una();
             // Time to 90 % of the available rate: bytes newly ACKed over the last base RTT.
-            if let (None, Some(avail), Some(t0)) = (fl.m.t90, fl.available, fl.sender.first_data_time()) {
+            if let (None, Some(avail), Some(t0)) = (fl.m.t90, fl.available, fl.first_data_time()) {
                 let rtt = fl.base_rtt;
                 let w = &mut fl.m.window;
                 if w.is_empty() {
@@ -375,11 +393,6 @@ impl Simulation {
                 }
             }
             self.seq_event(f, SEQ_ACKED, una, newly as u32);
-            let fl = &self.flows[f as usize];
-            if fl.user.as_ref().is_some_and(|u| !u.persistent && !u.scheduled) && fl.sender.completed_at().is_some() {
-                self.user_connection_done(f);
-            }
         }
-        self.after_sender(f);
     }
 }

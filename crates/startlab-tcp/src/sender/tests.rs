@@ -30,7 +30,7 @@ fn transfer_ends(recovery: Recovery, mss: u32, size: u64, iw: u64, dupthresh: u3
             cwnd_validation: true,
             linux_ss_clamp: false,
         },
-        Startup::SlowStart(SlowStart),
+        Startup::SlowStart(SlowStart::default()),
         Avoidance::Reno(Reno::default()),
     );
     let cfg = SenderConfig {

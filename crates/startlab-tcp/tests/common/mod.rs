@@ -27,7 +27,7 @@ pub fn build_ecn(recovery: Recovery, cwnd_pkts: u64, limited_transmit: bool, pac
             cwnd_validation: false,
             linux_ss_clamp: false,
         },
-        Startup::SlowStart(SlowStart),
+        Startup::SlowStart(SlowStart::default()),
         Avoidance::Reno(Reno::default()),
     );
     let mut s = Sender::new(

@@ -436,7 +436,7 @@ fn the_next_attempt_starts_from_what_the_previous_left() {
 fn the_declaration_refuses_a_zero_or_lone_saved_rtt_and_a_rate_without_one() {
     use crate::decl::{FlowContext, ParamValue, Params};
     use std::collections::BTreeMap;
-    let cx = FlowContext { mss: 1000, header: 40, initial_window: 10, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true };
+    let cx = FlowContext { mss: 1000, header: 40, initial_window: 10, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true, quic: false };
     let check = |rate: f64, rtt: Dur, given: &[&str]| {
         let mut values: BTreeMap<&'static str, ParamValue> = BTreeMap::new();
         for p in DECL.info.params {

@@ -415,7 +415,7 @@ fn quiche_neqo_and_ngtcp2_run_hystartpp_again_in_a_later_slow_start() {
 // --- the declaration -------------------------------------------------------------------------------
 
 fn checked(preset: &str, given: &[(&'static str, &'static str)]) -> Result<(), crate::decl::ParamError> {
-    let cx = FlowContext { mss: MSS, header: 40, initial_window: 10, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true };
+    let cx = FlowContext { mss: MSS, header: 40, initial_window: 10, acks: crate::startup::AckCounting::PerPacket, handshake: false, infinite_ssthresh: true, quic: false };
     (DECL.check)(&Params::new(&values(preset, given)), &cx, &|k| given.iter().any(|(g, _)| *g == k))
 }
 

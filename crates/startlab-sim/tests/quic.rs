@@ -1,0 +1,173 @@
+//! QUIC flows in whole simulations (a flow's `quic` table; docs/QUIC.md): the handshake's round
+//! trips before the first stream byte, RFC 9002's initial window and byte-counting slow start,
+//! every startup algorithm over QUIC, the conservation invariants, ECN, flow control as the
+//! bottleneck, forced drops, and the refusals of keys that belong to the other transport.
+
+mod common;
+
+/// One flow on a 20 Mbit/s, 40 ms dumbbell with a 100-packet drop-tail buffer: `flow` is the
+/// flow's keys beyond its name.
+fn path(flow: &str, duration: &str) -> String {
+    format!(
+        r#"
+seed = 1
+duration = "{duration}"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "20Mbps"
+rtt = "40ms"
+access_rate = "1Gbps"
+queue = {{ kind = "droptail", limit = "100pkt" }}
+[[flows]]
+name = "f"
+{flow}
+"#
+    )
+}
+
+/// Payload bytes of the server's stream packets sent before `t` (s), from the seq trace.
+fn sent_before(sim: &startlab_sim::Simulation, t: f64) -> u64 {
+    let r = sim.results();
+    let s = &r.traces.seq;
+    (0..s.time.len()).filter(|&i| s.time[i] < t && s.event[i] == 0).map(|i| s.len[i] as u64).sum()
+}
+
+#[test]
+fn a_sized_quic_transfer_completes_and_every_byte_reaches_the_client() {
+    let sim = common::run(&path("size = \"1MB\"\nquic = {}", "5s"));
+    let f = common::flow(&sim, 0);
+    assert!(f.completed, "{f:?}");
+    assert_eq!((f.bytes_acked, f.bytes_delivered), (1_000_000, 1_000_000));
+    assert_eq!(f.recovery, "rfc9002");
+    assert_eq!(f.mss, 1472, "the controller's segment is the datagram (1500-byte MTU less IPv4 and UDP)");
+    // Stream packets: at most 1472 - 29 (short header and AEAD tag) - 5 (STREAM frame header) bytes each.
+    assert!(f.packets_sent as f64 >= 1_000_000.0 / 1438.0, "{} packets for 1 MB", f.packets_sent);
+}
+
+#[test]
+fn the_handshake_puts_the_first_stream_byte_a_round_trip_and_a_half_after_the_open() {
+    let with = common::flow(&common::run(&path("size = \"200KB\"\nquic = { pacing = false }", "3s")), 0);
+    let without = common::flow(&common::run(&path("size = \"200KB\"\nquic = { handshake = false, pacing = false }", "3s")), 0);
+    let t0 = with.t0.unwrap();
+    // Client Initial (0.5 RTT), server flight back (1 RTT), Finished and request (1.5 RTT), plus
+    // the flight's serialisation at 20 Mbit/s (about 3.5 KB: 1.4 ms).
+    assert!((0.060..0.066).contains(&t0), "first stream byte at {t0} s");
+    assert_eq!(without.t0, Some(0.0), "without a handshake the response leaves at once");
+    // Measured from the first stream byte, the transfer takes as long either way (about five round trips
+    // of slow start from ten datagrams for 140 datagrams).
+    let (a, b) = (with.completion_time.unwrap(), without.completion_time.unwrap());
+    assert!((a - b).abs() < 0.005 && a < 5.5 * with.base_rtt, "{with:?}\n{without:?}");
+}
+
+#[test]
+fn the_first_flight_is_rfc_9002s_initial_window_and_slow_start_doubles_it_per_round_trip() {
+    let sim = common::run(&path("size = \"infinite\"\nquic = { handshake = false, pacing = false }\ntcp = { }\n[trace]\nseq = true\ncwnd = true", "1s"));
+    // min(10 * 1472, max(14720, 2 * 1472)) = 14720 bytes: ten full datagrams.
+    let first = sent_before(&sim, 0.040);
+    assert!((14_000..=14_720).contains(&first), "first flight {first} bytes");
+    // RFC 9002 §7.3.1 counts every byte acknowledged: the window doubles per round trip even though
+    // the client acknowledges every second packet.
+    // The round trips' ACKs arrive from 41, 82 and 124 ms on; each round's growth is done
+    // 20 ms later.
+    let w1 = common::cwnd_at(&sim, 0.060);
+    let w2 = common::cwnd_at(&sim, 0.110);
+    let w3 = common::cwnd_at(&sim, 0.150);
+    assert_eq!(w1, 20.0, "the first round's ACKs double the ten-datagram window");
+    assert!((w2 / w1 - 2.0).abs() < 0.25 && (w3 / w2 - 2.0).abs() < 0.25, "windows {w1} {w2} {w3} datagrams");
+    // Over TCP with delayed ACKs, RFC 5681's slow start grows by about 1.5 per round trip.
+    let tcp = common::run(&path("size = \"infinite\"\ntcp = { initial_window = 10 }\n[trace]\ncwnd = true", "1s"));
+    let (t1, t2) = (common::cwnd_at(&tcp, 0.060), common::cwnd_at(&tcp, 0.110));
+    assert!(t2 / t1 < 1.7, "TCP: {t1} then {t2}");
+}
+
+#[test]
+fn every_startup_algorithm_runs_over_quic() {
+    for d in startlab_cc::startup::DECLS {
+        let name = d.info.name;
+        if d.router_approval || name.starts_with("bpf") {
+            continue;
+        }
+        let startup = match name {
+            "careful-resume" => "algorithm = \"careful-resume\", saved_rate = \"20Mbps\", saved_rtt = \"40ms\"".to_string(),
+            _ => format!("algorithm = \"{name}\""),
+        };
+        // DBC and Smooth Start read the initial ssthresh (here about the BDP).
+        let tcp = if matches!(name, "dbc" | "smooth-start") { "tcp = { initial_ssthresh = \"70pkt\" }" } else { "" };
+        let toml = path(&format!("size = \"2MB\"\nquic = {{}}\n{tcp}\nstartup = {{ {startup} }}"), "6s");
+        let scenario = startlab_scenario::from_toml(&toml).unwrap_or_else(|e| panic!("{name} over QUIC refused: {e}"));
+        let mut sim = startlab_sim::Simulation::new(scenario).expect("builds");
+        sim.run();
+        sim.check_invariants().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let f = common::flow(&sim, 0);
+        assert_eq!(f.startup, name);
+        assert!(f.completed, "{name}: 2 MB did not complete in 6 s over QUIC: {f:?}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_quic_run() {
+    let toml = path("size = \"3MB\"\nquic = {}\ntcp = { congestion_avoidance = \"cubic\" }\nstartup = { algorithm = \"hystart++\" }\nstart_jitter = \"10ms\"", "4s");
+    let a = format!("{:?}", common::run(&toml).results().flows);
+    let b = format!("{:?}", common::run(&toml).results().flows);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn ecn_marks_replace_drops_for_an_ecn_capable_quic_flow() {
+    let toml = common::behind("20Mbps", "40ms", "kind = \"codel\", ecn = true", "ecn = true", "6s").replace("startup = {", "quic = {}\nstartup = {");
+    let sim = common::run(&toml);
+    let f = common::flow(&sim, 0);
+    assert!(f.ecn_marks > 0 && f.ecn_reductions > 0, "{f:?}");
+    assert_eq!(f.drops, 0, "{f:?}");
+    assert_eq!(f.exit_reason, "ecn");
+    let plain = common::flow(&common::run(&toml.replace("ecn = true\"", "ecn = false\"").replace("tcp = { ecn = true }", "tcp = { ecn = false }")), 0);
+    assert!(plain.drops > 0 && plain.ecn_marks == 0, "{plain:?}");
+}
+
+#[test]
+fn a_small_receive_window_is_the_bottleneck() {
+    // The client raises the limit to what it has read plus the window each time half a window
+    // has been read (as quiche does), so the window W lets between W/2 and W through per round
+    // trip: 32 KB and 64 KB are both far below this path's 100 KB BDP.
+    let run = |w: &str| common::flow(&common::run(&path(&format!("size = \"infinite\"\nquic = {{ max_data = \"{w}\" }}"), "5s")), 0);
+    let (small, large) = (run("32KB"), run("64KB"));
+    for (f, w) in [(&small, 32_000.0), (&large, 64_000.0)] {
+        let tput = f.throughput.unwrap();
+        let per_rtt = w * 8.0 / f.base_rtt;
+        assert!(tput > 0.45 * per_rtt && tput < per_rtt, "{w} B window: {tput} bit/s against {per_rtt} bit/s for a window per round trip");
+        assert_eq!(f.drops, 0);
+    }
+    let ratio = large.throughput.unwrap() / small.throughput.unwrap();
+    assert!((ratio - 2.0).abs() < 0.3, "twice the window, {ratio} times the throughput");
+}
+
+#[test]
+fn a_forced_drop_is_repaired_and_ends_slow_start() {
+    let f = common::flow(&common::run(&path("size = \"1MB\"\nquic = {}\ndrops = [20]", "3s")), 0);
+    assert_eq!(f.drops, 1);
+    assert!(f.retransmissions >= 1 && f.recovery_episodes == 1, "{f:?}");
+    assert_eq!(f.exit_reason, "loss");
+    assert!(f.completed && f.recovery_time > 0.0);
+}
+
+#[test]
+fn keys_of_the_other_transport_are_refused_with_their_key_path() {
+    let refused = |flow: &str| startlab_scenario::from_toml(&path(flow, "1s")).expect_err(flow);
+    let e = refused("quic = {}\ntcp = { recovery = \"sack\" }");
+    assert_eq!(e.path, "flows[0].tcp.recovery");
+    assert!(e.message.contains("runs QUIC"), "{e}");
+    let e = refused("quic = {}\ntcp = { mss = \"1448B\" }");
+    assert!(e.message.contains("flows[0].quic.max_datagram_size"), "{e}");
+    let e = refused("tcp = { max_datagram_size = \"1200B\" }");
+    assert!(e.path.starts_with("flows[0].tcp") || e.message.contains("max_datagram_size"), "{e}");
+    let e = refused("quic = { max_datagram_size = \"1500B\" }");
+    assert_eq!(e.path, "flows[0].quic.max_datagram_size");
+    assert!(e.message.contains("path MTU"), "{e}");
+    let e = refused("quic = { max_datagram_size = \"1000B\" }");
+    assert!(e.message.contains("1200"), "{e}");
+    let e = refused("quic = {}\napp = { kind = \"request-response\", request = \"100B\", response = { dist = \"fixed\", value = \"10KB\" }, think = \"1s\", count = 2 }");
+    assert_eq!(e.path, "flows[0].app");
+    // Congestion-control keys are shared.
+    assert!(startlab_scenario::from_toml(&path("quic = {}\ntcp = { congestion_avoidance = \"cubic\", ecn = true, initial_ssthresh = \"50pkt\" }", "1s")).is_ok());
+}
+
