@@ -44,10 +44,14 @@ pub fn flow_endpoints(scenario: &Scenario, i: usize) -> Option<(Sender, Receiver
 /// The congestion controller (startup and avoidance algorithms, initial window and ssthresh) the
 /// simulator builds for the scenario's `[[flows]]` entry `i`, for a driver that feeds it ACKs
 /// itself: the BPF conformance test (docs/KERNEL-BPF.md) replays a kernel's ACKs through it.
-/// `None` if there is no flow `i`.
+/// `None` if there is no flow `i`. For a QUIC flow (a `quic` table), the controller of its server:
+/// the QUIC initial window, RFC 9002's minimum window, byte-counting slow start.
 pub fn flow_controller(scenario: &Scenario, i: usize) -> Option<Controller> {
     let f = scenario.flows.get(i)?;
-    Some(cc_for(&f.tcp, &f.startup))
+    Some(match &f.quic {
+        Some(q) => super::quic::quic_controller(f, q),
+        None => cc_for(&f.tcp, &f.startup),
+    })
 }
 
 /// The sender and receiver of flow `i`'s connection `conn` (a `[[users]]` slot opens one

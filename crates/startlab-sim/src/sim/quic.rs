@@ -43,7 +43,7 @@ pub(crate) struct QuicEnds {
 /// The controller of a QUIC flow's server: the flow's startup and avoidance over the QUIC
 /// initial window, with RFC 9002's minimum window (two datagrams, §7.2) after persistent
 /// congestion.
-fn quic_controller(f: &FlowSpec, q: &QuicSpec) -> Controller {
+pub(super) fn quic_controller(f: &FlowSpec, q: &QuicSpec) -> Controller {
     let mds = q.max_datagram_size;
     let cfg = CcConfig {
         mss: mds,
