@@ -43,6 +43,8 @@ def test_quick_runs_fewer_flows_for_less_time() -> None:
         "replay-450",
         "fq-codel-n1000",
         "fq-codel-short-n10000",
+        "quic-1gbps-loss-burst",
+        "quic-n1000",
     ]
     assert 'duration = "2s"' in bench.scenario("dumbbell-n100", quick=True)
     # The short-flow FQ-CoDel row: 1000 flows in --quick, 10 000 otherwise, started over the run.

@@ -6,7 +6,10 @@ parking-lot workloads, examples/paced-start-fig11.toml and examples/paced-start-
 and ``dumbbell-nN``: N long-lived SACK flows started together through a 1 Gbps bottleneck with a 50 ms
 RTT, 10 Gbps access links and a drop-tail buffer of one BDP, for 20 s of simulated time with traces
 off (``--quick``: 2 s and N = 10, 100 only); ``fq-codel-n1000`` and ``fq-codel-short-n10000``,
-the same path behind FQ-CoDel with 1000 long flows or 10 000 short ones (``--quick``: 1000).
+the same path behind FQ-CoDel with 1000 long flows or 10 000 short ones (``--quick``: 1000);
+``quic-1gbps-loss-burst`` and ``quic-n1000``, QUIC flows (issue 35): one slow-start flow on 1 Gbit/s
+/ 100 ms that overshoots its one-BDP buffer and loses about a BDP in one burst, and 1000 long flows
+on the ``dumbbell-nN`` path.
 
 Each scenario runs in a fresh interpreter (``python -m startlab.bench --one NAME``) so that the
 peak resident memory reported is its own. Wall time covers building and running the simulation.
@@ -206,10 +209,47 @@ def fq_codel(name: str, quick: bool) -> str:
     return dumbbell(count, f"{duration:g}s", 'kind = "fq-codel"', f'start = "0s"\nstart_jitter = "{duration * 0.9:g}s"\nsize = "30KB"')
 
 
+#: QUIC flows (issue 35): one flow's loss burst at a large window, and 1000 long flows.
+QUIC = ("quic-1gbps-loss-burst", "quic-n1000")
+
+
+def quic(name: str, quick: bool) -> str:
+    """TOML of one :data:`QUIC` scenario (RFC 9002 defaults: 1472-byte datagrams, handshake,
+    pacing), traces off."""
+    if name == "quic-1gbps-loss-burst":
+        rate, rtt, flows, duration = 1e9, 0.100, 1, "2s" if quick else "4s"
+    else:
+        rate, rtt, flows, duration = 1e9, 0.050, 1000, "2s" if quick else "20s"
+    buffer = round(rate * rtt / 8 / 1500)
+    return f"""\
+seed = 1
+duration = "{duration}"
+
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "1Gbps"
+rtt = "{rtt * 1e3:g}ms"
+access_rate = "10Gbps"
+queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
+
+[[flows]]
+name = "quic"
+count = {flows}
+quic = {{}}
+startup = {{ algorithm = "slow-start" }}
+size = "infinite"
+
+[trace]
+cwnd = false
+seq = false
+queue = false
+"""
+
+
 def names(quick: bool) -> list[str]:
     """The benchmark scenarios, in the order they run."""
     counts = (10, 100) if quick else (10, 100, 1000)
-    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450", *FQ_CODEL]
+    return [*_SHIPPED] + [f"{_DUMBBELL_PREFIX}{n}" for n in counts] + list(large_window_scenarios(quick)) + ["users-1000", "replay-450", *FQ_CODEL, *QUIC]
 
 
 def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
@@ -223,6 +263,8 @@ def scenario(name: str, quick: bool, directory: Path | None = None) -> str:
         return large_window(name, "2s" if quick else None)
     if name in FQ_CODEL:
         return fq_codel(name, quick)
+    if name in QUIC:
+        return quic(name, quick)
     if name == "users-1000":
         return users(1000, "2s" if quick else "20s")
     if name == "replay-450":

@@ -15,8 +15,20 @@
 //! The pseudocode's structure is kept (`OnPacketSent`, `OnAckReceived`,
 //! `DetectAndRemoveLostPackets`, `SetLossDetectionTimer`, `OnLossDetectionTimeout`) so the
 //! appendix can be read beside it; `tests/reference.rs` checks it against a literal transcription.
+//!
+//! Storage departs from the pseudocode's `sent_packets` map where it costs without changing an
+//! outcome: a space's outstanding packets sit in a ring indexed by packet number (numbers only
+//! grow), and a packet that is neither ack-eliciting nor in flight (an ACK alone) is not kept with
+//! them — acknowledging or losing it changes no window, no byte count and no timer that matters —
+//! except the last [`UNTRACKED_KEPT`] of them, by number and send time, so that an ACK whose
+//! largest acknowledged is one of them still gives the RTT sample §5.1 asks for. An endpoint that
+//! only acknowledges (the client of a download) is never acknowledged itself, and the map would
+//! grow by a packet per ACK for the whole connection.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
+
+/// ACK-only packets remembered for the RTT sample rule (see the module's documentation).
+pub const UNTRACKED_KEPT: usize = 16;
 
 use startlab_tcp::parts::RangeSet;
 use startlab_units::{Dur, Time};
@@ -109,9 +121,52 @@ pub enum Timeout {
     },
 }
 
+/// A space's outstanding packets in packet-number order: `slots[i]` holds packet `base + i` (or
+/// nothing, once it is acknowledged, lost, or not kept).
+#[derive(Clone, Debug, Default)]
+struct SentQueue {
+    base: u64,
+    slots: VecDeque<Option<SentPacket>>,
+}
+
+impl SentQueue {
+    fn push(&mut self, p: SentPacket) {
+        if self.slots.is_empty() {
+            self.base = p.pn;
+        }
+        while self.base + (self.slots.len() as u64) < p.pn {
+            self.slots.push_back(None);
+        }
+        self.slots.push_back(Some(p));
+    }
+    fn remove(&mut self, pn: u64) -> Option<SentPacket> {
+        let i = pn.checked_sub(self.base)?;
+        let p = self.slots.get_mut(i as usize)?.take();
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        p
+    }
+    /// Packet numbers of the packets kept in `[lo, hi]`.
+    fn numbers_in(&self, lo: u64, hi: u64) -> impl Iterator<Item = u64> + '_ {
+        let from = lo.saturating_sub(self.base).min(self.slots.len() as u64) as usize;
+        let to = (hi.saturating_add(1)).saturating_sub(self.base).min(self.slots.len() as u64) as usize;
+        self.slots.range(from..to).flatten().map(|p| p.pn)
+    }
+    fn values(&self) -> impl Iterator<Item = &SentPacket> {
+        self.slots.iter().flatten()
+    }
+    fn clear(&mut self) {
+        self.slots.clear();
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct SpaceState {
-    sent: BTreeMap<u64, SentPacket>,
+    sent: SentQueue,
+    /// The last ACK-only packets sent (number, time), not acknowledged or lost.
+    untracked: VecDeque<(u64, Time)>,
     next_pn: u64,
     largest_acked: Option<u64>,
     loss_time: Option<Time>,
@@ -210,7 +265,14 @@ impl LossDetection {
             }
             self.bytes_in_flight += size as u64;
         }
-        s.sent.insert(pn, SentPacket { space, pn, time_sent: now, size, ack_eliciting, in_flight, stream, sent_before: self.sent_bytes });
+        if ack_eliciting || in_flight {
+            s.sent.push(SentPacket { space, pn, time_sent: now, size, ack_eliciting, in_flight, stream, sent_before: self.sent_bytes });
+        } else {
+            if s.untracked.len() == UNTRACKED_KEPT {
+                s.untracked.pop_front();
+            }
+            s.untracked.push_back((pn, now));
+        }
         pn
     }
 
@@ -223,14 +285,20 @@ impl LossDetection {
             let s = &mut self.spaces[si];
             s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
         }
+        let untracked_largest = self.spaces[si].untracked.iter().find(|&&(pn, _)| pn == largest).map(|&(_, t)| t);
         let acked = self.detect_and_remove_acked(space, frame);
         let mut out = AckOutcome::default();
         if acked.is_empty() {
             return out;
         }
-        // §5.1: a sample when the largest acknowledged is newly acknowledged and ack-eliciting.
-        if let Some(l) = acked.last().filter(|p| p.pn == largest && acked.iter().any(|p| p.ack_eliciting)) {
-            let latest = now.saturating_since(l.time_sent);
+        // §5.1: a sample when the largest acknowledged is newly acknowledged and some newly
+        // acknowledged packet is ack-eliciting (the largest may be an ACK alone).
+        let largest_sent = match acked.last() {
+            Some(l) if l.pn == largest => Some(l.time_sent),
+            _ => untracked_largest,
+        };
+        if let Some(sent) = largest_sent.filter(|_| acked.iter().any(|p| p.ack_eliciting)) {
+            let latest = now.saturating_since(sent);
             let cap = self.handshake_confirmed.then_some(self.cfg.max_ack_delay);
             // Initial and Handshake ACK delays are ignored (§5.3: "MAY ignore").
             let delay = if space == Space::AppData { frame.ack_delay } else { Dur::ZERO };
@@ -254,9 +322,10 @@ impl LossDetection {
         let s = &mut self.spaces[space as usize];
         let mut acked = Vec::new();
         for &(lo, hi) in frame.ranges.iter().rev() {
-            let pns: Vec<u64> = s.sent.range(lo..=hi).map(|(&pn, _)| pn).collect();
+            s.untracked.retain(|&(pn, _)| pn < lo || pn > hi);
+            let pns: Vec<u64> = s.sent.numbers_in(lo, hi).collect();
             for pn in pns {
-                let p = s.sent.remove(&pn).expect("listed");
+                let p = s.sent.remove(pn).expect("listed");
                 if p.in_flight {
                     self.bytes_in_flight -= p.size as u64;
                 }
@@ -278,8 +347,11 @@ impl LossDetection {
         // Packets sent at or before this are lost by time (none while the connection is younger
         // than the threshold).
         let lost_send_time = now.0.checked_sub(loss_delay.0);
+        let threshold = self.cfg.packet_threshold;
+        s.untracked.retain(|&(pn, t)| !(pn < largest && (lost_send_time.is_some_and(|l| t.0 <= l) || largest >= pn + threshold)));
         let mut lost_pns = Vec::new();
-        for (&pn, p) in s.sent.range(..largest) {
+        for p in s.sent.values().take_while(|p| p.pn < largest) {
+            let pn = p.pn;
             if lost_send_time.is_some_and(|l| p.time_sent.0 <= l) || largest >= pn + self.cfg.packet_threshold {
                 lost_pns.push(pn);
             } else {
@@ -289,7 +361,7 @@ impl LossDetection {
         }
         let mut lost = Vec::with_capacity(lost_pns.len());
         for pn in lost_pns {
-            let p = s.sent.remove(&pn).expect("listed");
+            let p = s.sent.remove(pn).expect("listed");
             if p.in_flight {
                 self.bytes_in_flight -= p.size as u64;
             }
@@ -392,6 +464,7 @@ impl LossDetection {
             self.bytes_in_flight -= p.size as u64;
         }
         s.sent.clear();
+        s.untracked.clear();
         s.loss_time = None;
         s.last_ack_eliciting = None;
         s.discarded = true;
