@@ -87,6 +87,9 @@ pub struct SentPacket {
     /// Bytes the connection had sent when this packet left, including it (the position that
     /// rounds and delivery rates are counted in).
     pub sent_before: u64,
+    /// The sender's delivered bytes and the time of the last delivery when this packet left (the
+    /// delivery-rate sample's start, as TCP's `delivered_at_send`).
+    pub delivery: (u64, Time),
 }
 
 /// What one ACK frame did.
@@ -189,6 +192,8 @@ pub struct LossDetection {
     /// A client that has not seen its address validated must keep a PTO armed (§6.2.2.1).
     peer_awaits_validation: bool,
     sent_bytes: u64,
+    /// What the sender had delivered, and when, stamped on every packet sent.
+    delivery: (u64, Time),
 }
 
 impl LossDetection {
@@ -204,6 +209,7 @@ impl LossDetection {
             handshake_confirmed: false,
             peer_awaits_validation: false,
             sent_bytes: 0,
+            delivery: (0, Time::ZERO),
         }
     }
 
@@ -248,6 +254,11 @@ impl LossDetection {
     pub fn handshake_confirmed(&self) -> bool {
         self.handshake_confirmed
     }
+    /// The sender's delivered bytes and last delivery time, stamped on the packets it sends next
+    /// ([`SentPacket::delivery`]).
+    pub fn set_delivery(&mut self, delivered: u64, at: Time) {
+        self.delivery = (delivered, at);
+    }
     /// A client keeps a PTO armed until the server has validated its address (§6.2.2.1).
     pub fn set_peer_awaits_validation(&mut self, awaits: bool) {
         self.peer_awaits_validation = awaits;
@@ -266,7 +277,7 @@ impl LossDetection {
             self.bytes_in_flight += size as u64;
         }
         if ack_eliciting || in_flight {
-            s.sent.push(SentPacket { space, pn, time_sent: now, size, ack_eliciting, in_flight, stream, sent_before: self.sent_bytes });
+            s.sent.push(SentPacket { space, pn, time_sent: now, size, ack_eliciting, in_flight, stream, sent_before: self.sent_bytes, delivery: self.delivery });
         } else {
             if s.untracked.len() == UNTRACKED_KEPT {
                 s.untracked.pop_front();

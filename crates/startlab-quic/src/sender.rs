@@ -31,7 +31,7 @@
 //!   `N · cwnd / smoothed_rtt` with `N = pacing_gain` (1.25), from the first RTT sample on (the
 //!   initial window leaves as one burst, as §7.7 allows).
 
-use startlab_cc::{AckEvent, CcView, CongestionEvent, CongestionKind, Controller};
+use startlab_cc::{AckEvent, CcView, CongestionEvent, CongestionKind, Controller, RateSample};
 use startlab_tcp::parts::{Pacer, RangeSet};
 use startlab_units::{Dur, Time};
 
@@ -215,6 +215,8 @@ pub struct Sender {
     ack_pos: u64,
     /// Bytes acknowledged.
     delivered: u64,
+    /// When `delivered` last grew (the delivery-rate samples' clock).
+    delivered_time: Time,
     /// The last send was stopped by the window (RFC 7661's "cwnd-limited").
     cwnd_limited: bool,
     stats: SenderStats,
@@ -257,6 +259,7 @@ impl Sender {
             ce_count: 0,
             ack_pos: 0,
             delivered: 0,
+            delivered_time: Time::ZERO,
             cwnd_limited: true,
             stats: SenderStats::default(),
         }
@@ -435,6 +438,10 @@ impl Sender {
         }
         let data_size = chunk.map_or(0, |(o, l, _)| data_frame_header(space, o) + l);
         let size = self.padded(space, packet_overhead(space) + ack_len + data_size + control_len);
+        if let Some(t) = self.cc.take_pacing_start() {
+            // A startup asked that nothing leave before `t` (its paced first flight).
+            self.pacer.delay_to(t);
+        }
         if !probe {
             if self.ld.bytes_in_flight() + size as u64 > self.cc.cwnd() as u64 {
                 self.cwnd_limited = true;
@@ -484,6 +491,11 @@ impl Sender {
             self.cc.on_first_send(size as u64);
         }
         let data = chunk.map(|(o, l, _)| (o, l));
+        if self.ld.bytes_in_flight() == 0 {
+            // Nothing in flight: the rate interval starts now, not at the last delivery.
+            self.delivered_time = now;
+        }
+        self.ld.set_delivery(self.delivered, self.delivered_time);
         let pn = self.ld.on_packet_sent(now, space, size, true, true, data);
         self.spend_amplification(size);
         self.stats.packets_sent += 1;
@@ -574,6 +586,12 @@ impl Sender {
             }
         }
         self.delivered += newly;
+        if newly > 0 {
+            self.delivered_time = now;
+        }
+        // The delivery rate since the newest packet acknowledged left (draft-cheng-iccrg-delivery-
+        // rate-estimation, as TCP's sender samples it): what was delivered meanwhile over the time.
+        let rate_sample = out.acked.iter().rev().find(|p| p.in_flight).filter(|p| p.delivery.1 < now).map(|p| RateSample { delivered: self.delivered - p.delivery.0, interval: now - p.delivery.1 });
         // ECN (§7.1, B.7): an increase of the CE count.
         let ce_new = if space == Space::AppData { frame.ecn.map_or(0, |e| e.ce.saturating_sub(self.ce_count)) } else { 0 };
         if let Some(e) = frame.ecn.filter(|_| space == Space::AppData) {
@@ -609,9 +627,14 @@ impl Sender {
             acked_segments: out.acked.iter().filter(|p| p.in_flight).count() as u32,
             timer_triggered: false,
             delivered: self.delivered,
-            rate_sample: None,
+            rate_sample,
             ce_bytes: if self.cfg.l4s { ce_new * self.cfg.max_datagram_size as u64 } else { 0 },
         };
+        if self.cc.phase() == startlab_cc::Phase::Recovery && self.cc.rides_out_recovery() {
+            // A startup that rides the recovery out (BBRv3) sees its ACKs; the window stays the
+            // recovery's.
+            self.cc.on_recovery_ack(&AckEvent { newly_acked: after_recovery, ..ev }, self.ack_pos);
+        }
         self.cc.on_ack(&ev);
         if self.cfg.l4s && ce_new > 0 {
             if let Some(p) = largest_acked {
