@@ -153,6 +153,7 @@ pub(crate) struct TransferRow {
     pub retransmissions: u64,
     pub drops: u64,
     pub timeouts: u64,
+    pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
 /// One transfer of a `[[users]]` user (docs/RESULTS.md). On a new connection per transfer the
@@ -212,6 +213,11 @@ pub struct TransferResult {
     pub retransmission_ratio: Option<f64>,
     /// Inside the measurement window (`[measure]`, by `start`).
     pub measured: bool,
+    /// The startup plug-in's report for the transfer's connection at its end, one column each as
+    /// in the flows table (e.g. Careful Resume's `cr_path`, `cr_jump_cwnd`); on a persistent
+    /// connection only where its startup metrics are (see `transfer_row`).
+    #[serde(flatten)]
+    pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
 /// One row of the per-link-direction table.
@@ -500,6 +506,7 @@ impl Simulation {
             loss_rate: ratio(r.drops, r.packets_sent),
             retransmission_ratio: ratio(r.packets_sent - r.retransmissions, r.packets_sent),
             measured,
+            startup_details: r.startup_details.clone(),
         }
     }
 }
@@ -735,6 +742,7 @@ impl Simulation {
             retransmissions: r.retransmissions,
             drops: r.drops,
             timeouts: r.timeouts,
+            startup_details: r.startup_details,
         };
         if u.persistent {
             let app = fl.app.as_ref()?;
@@ -751,6 +759,10 @@ impl Simulation {
             if u.k > 1 {
                 // The connection's startup ran during its first transfer.
                 (row.su_time, row.su_throughput, row.su_loss, row.exit_reason, row.exit_cwnd_pkts, row.overshoot, row.time_to_90) = (None, None, None, None, None, None, None);
+                if !self.specs[i].tcp.startup_after_idle {
+                    // Its report too, unless the startup may run again per response.
+                    row.startup_details.clear();
+                }
             }
         } else {
             row.completed = r.completed;
