@@ -63,9 +63,9 @@ class TransferStream:
         shutil.rmtree(self.parts, ignore_errors=True)
         self.count = 0
         self.rows = 0
-        #: The startup's report columns (e.g. Careful Resume's ``cr_path``), in order of first
-        #: appearance over the parts: each part has those of its own rows.
-        self.extra: list[str] = []
+        #: The startup's report columns (e.g. Careful Resume's ``cr_path``) over the parts: each
+        #: part has those of its own rows.
+        self.extra: set[str] = set()
 
     def drain(self) -> None:
         """Write the transfers that ended since the last call as one Parquet part."""
@@ -81,7 +81,7 @@ class TransferStream:
         self.parts.mkdir(exist_ok=True)
         schema = _schema()
         extra = [name for name in columns if name not in schema.names]
-        self.extra += [name for name in extra if name not in self.extra]
+        self.extra.update(extra)
         for name in extra:
             schema = schema.append(pa.field(name, _report_type(columns[name])))
         table = pa.Table.from_pydict({name: columns[name] for name in schema.names}, schema=schema)
@@ -117,8 +117,9 @@ class TransferStream:
         else:
             measured = f"start >= {float(measure['warmup'])!r}"
         names = [n for n in _schema().names if n not in ("measured", "group")]
-        # Every part has the fixed columns; a report column missing from a part is null there.
-        report = ", ".join(f'"{n}"' for n in self.extra)
+        # Every part has the fixed columns; a report column missing from a part is null there. They
+        # follow by name, as in ``Result.transfers``.
+        report = ", ".join(f'"{n}"' for n in sorted(self.extra))
         first = measure.get("first") if measure["kind"] == "warmup" else None
         # The first n measured transfers by start (ties in the table's order), as the engine does.
         final = "m" if first is None else f"(m AND row_number() OVER (PARTITION BY m ORDER BY start, \"group\", user_index, transfer) <= {int(first)})"

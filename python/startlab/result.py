@@ -306,9 +306,10 @@ def _copy_streamed(source: Path, stem: Path) -> list[Path]:
 
 
 def _ordered(columns: Mapping[str, Sequence[Any]], first: Sequence[str]) -> dict[str, Sequence[Any]]:
-    """The native ``columns`` with ``first`` in that order, then the others as they come (a
-    startup's report columns in the transfers table, e.g. Careful Resume's ``cr_path``)."""
-    return {**{k: columns[k] for k in first}, **{k: v for k, v in columns.items() if k not in first}}
+    """The native ``columns`` with ``first`` in that order, then the others by name (a startup's
+    report columns in the transfers table, e.g. Careful Resume's ``cr_path``: a streamed table
+    puts them in the same order)."""
+    return {**{k: columns[k] for k in first}, **{k: columns[k] for k in sorted(columns) if k not in first}}
 
 
 def _table(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
