@@ -6,6 +6,7 @@ the Rust trait says, and a bad return value stops the run naming the hook and wh
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -379,3 +380,20 @@ def test_the_new_hooks_are_listed_and_recognised() -> None:
             def on_ack(self, view: Any, ack: Any) -> None: ...
 
             def on_sent(self, view: Any, now: float, snd_max: int, flight: int) -> None: ...
+
+
+def test_the_tutorials_new_hook_examples_run_as_it_says() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "OWN-ALGORITHM.md").read_text(encoding="utf-8")
+
+    def example(section: str) -> str:
+        return doc.split(section)[1].split("```python\n")[1].split("```")[0]
+
+    namespace: dict[str, Any] = {"startlab": startlab, "Action": Action}
+    exec(compile(example("### Riding out a loss"), "OWN-ALGORITHM.md", "exec"), namespace)
+    exec(compile(example("### State across connections"), "OWN-ALGORITHM.md", "exec"), namespace)
+    assert run("ride-out").flows.iloc[0]["exit_reason"] == "estimate"
+    resumed = startlab.run(users_scenario({"algorithm": "resume"}), progress=False).transfers
+    plain = startlab.run(users_scenario({"algorithm": "slow-start"}), progress=False).transfers
+    assert resumed is not None and plain is not None
+    assert resumed["completion_time"][0] == plain["completion_time"][0]
+    assert (resumed["completion_time"][1:] < 0.7 * plain["completion_time"][1:]).all()

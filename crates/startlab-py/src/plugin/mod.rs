@@ -1,9 +1,11 @@
 //! Startup algorithms written in Python (docs/OWN-ALGORITHM.md): a class registered with
 //! `@startlab.startup(...)` runs inside the simulator as a [`StartupAlgorithm`], hook for hook.
 //!
-//! Each hook builds the read-only view and event as small frozen Python objects, calls the
-//! instance's method of the same name (only the hooks the class defines are called at all), and
-//! turns what it returns into the action. A plug-in that raises, or returns something that is not
+//! Each hook builds the read-only view and event as small frozen Python objects
+//! (`objects.rs`), calls the instance's method of the same name (only the hooks the class defines
+//! are called at all), and turns what it returns into the trait's value. Every method of the
+//! trait is a hook ([`HOOKS`]); `keeps_startup_on_loss` may also be a `bool` attribute, read once
+//! per flow. A plug-in that raises, or returns something that is not
 //! an action, records its failure here (the first one on this thread) and asks the simulator to
 //! stop after the current event; every later hook of the run does nothing. The bindings then raise
 //! `startlab.PluginError` naming the plug-in, the hook and the simulated time, with the Python
