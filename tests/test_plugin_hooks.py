@@ -94,6 +94,9 @@ def test_a_pacing_start_holds_the_next_segment_until_then() -> None:
         assert after[0] == pytest.approx(ends[name] + delay, abs=1e-9), name
         assert np.diff(after[:5]) == pytest.approx([0.001] * 4, abs=1e-9), "then 1000 B per ms"
     assert Action(pacing_start=1.5).pacing_start == 1.5
+    for bad in (-0.001, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="pacing_start = .* is not valid; expected a simulated time in seconds >= 0"):
+            Action(pacing_start=bad)
 
 
 # loss_window

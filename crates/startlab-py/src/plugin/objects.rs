@@ -155,6 +155,11 @@ impl From<&QuickStartEvent> for PyQuickStart {
     }
 }
 
+/// A simulated time from seconds (finite, >= 0), to the nearest nanosecond.
+fn time(s: f64) -> Time {
+    Time((s * 1e9).round() as u64)
+}
+
 pub(super) fn secs(d: Dur) -> f64 {
     d.as_secs_f64()
 }
@@ -212,7 +217,7 @@ impl PyAction {
         }
         let pacing_start = match pacing_start {
             None => None,
-            Some(t) if t.is_finite() && t >= 0.0 => Some(Time((t * 1e9).round() as u64)),
+            Some(t) if t.is_finite() && t >= 0.0 => Some(time(t)),
             Some(t) => return Err(PyValueError::new_err(format!("Action: pacing_start = {t} is not valid; expected a simulated time in seconds >= 0"))),
         };
         Ok(PyAction {
@@ -421,7 +426,7 @@ impl From<&SavedPath> for PySavedPath {
 
 impl From<&PySavedPath> for SavedPath {
     fn from(p: &PySavedPath) -> Self {
-        SavedPath { rate_bps: p.rate, rtt: Dur::from_secs_f64(p.rtt), saved_at: p.saved_at.map(|t| Time((t * 1e9).round() as u64)) }
+        SavedPath { rate_bps: p.rate, rtt: Dur::from_secs_f64(p.rtt), saved_at: p.saved_at.map(time) }
     }
 }
 
