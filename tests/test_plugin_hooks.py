@@ -202,18 +202,27 @@ def test_keeps_startup_on_loss_may_be_a_method() -> None:
 def resuming(name: str, seeds: list[Any], forget_after_first: bool = False) -> None:
     """A small Careful Resume: a connection keeps its largest delivery rate (while cwnd-limited)
     and its minimum RTT; the next connection of the user jumps to half that window on its first
-    ACK, paced over the saved RTT."""
+    ACK, paced over the saved RTT. ``seeds`` records the seeds and, as strings, each connection's
+    ``on_start`` and first ``on_ack``."""
 
     @startlab.startup(name)
     class Resume:
         def __init__(self) -> None:
             self.best, self.min_rtt, self.saved, self.jump = 0.0, None, None, None
+            self.acked = False
+
+        def on_start(self, view: Any) -> None:
+            seeds.append("on_start")
 
         def seed(self, saved: SavedPath | None) -> None:
+            assert seeds[-1] == "on_start", "seed comes after the instance's on_start"
             seeds.append(saved)
             self.saved = saved
 
         def on_ack(self, view: Any, ack: Any) -> Action | float:
+            if not self.acked:
+                self.acked = True
+                seeds.append("on_ack")
             if ack.delivery_rate is not None and ack.cwnd_limited:
                 self.best = max(self.best, ack.delivery_rate * 8)
             if ack.rtt is not None:
@@ -244,7 +253,11 @@ def test_retained_and_seed_carry_a_saved_path_to_the_users_next_connection() -> 
     resumed = startlab.run(users_scenario({"algorithm": "test-resume"}), progress=False).transfers
     plain = startlab.run(users_scenario({"algorithm": "slow-start"}), progress=False).transfers
     assert resumed is not None and plain is not None and list(resumed["transfer"]) == [0, 1, 2]
-    # seed is called before each later connection, with what the one before retained.
+    # seed is called for each later connection after its on_start and before its first ACK,
+    # with what the one before retained.
+    order = [s if isinstance(s, str) else "seed" for s in seeds]
+    assert order == ["on_start", "on_ack", "on_start", "seed", "on_ack", "on_start", "seed", "on_ack"], order
+    seeds = [s for s in seeds if not isinstance(s, str)]
     assert len(seeds) == 2 and all(isinstance(s, SavedPath) for s in seeds)
     first = resumed.iloc[0]
     assert seeds[0].rate == first["resume_best"] and 0.9 * 20e6 < seeds[0].rate <= 20e6
@@ -264,6 +277,7 @@ def test_forget_seeds_the_next_connection_with_none_and_none_keeps_nothing() -> 
     resuming("test-resume-forget", seeds, forget_after_first=True)
     rows = startlab.run(users_scenario({"algorithm": "test-resume-forget"}), progress=False).transfers
     assert rows is not None
+    seeds = [s for s in seeds if not isinstance(s, str)]
     assert len(seeds) == 2 and isinstance(seeds[0], SavedPath) and seeds[1] is None
     assert rows["resume_jump"].tolist()[0] == 0 and rows["resume_jump"].tolist()[1] > 0 and rows["resume_jump"].tolist()[2] == 0
 

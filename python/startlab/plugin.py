@@ -43,7 +43,8 @@ Hooks (only ``on_ack`` is required; a hook the class does not define costs nothi
 - ``on_retransmit(seq, len)``: bytes retransmitted while in startup.
 - ``retained()`` -> :class:`SavedPath`, ``"forget"`` or None: what the connection leaves for the
   next connection of its ``[[users]]`` user; ``seed(saved)`` hands the next one that
-  :class:`SavedPath` (or None after ``"forget"``) before it starts.
+  :class:`SavedPath` (or None after ``"forget"``) after its ``__init__`` and ``on_start``, before
+  it sends anything.
 
 ``view`` (:class:`View`) holds ``cwnd``, ``ssthresh`` (``inf`` when infinite), ``mss``, ``round``,
 ``min_rtt`` and ``new_round``; ``ack`` (:class:`Ack`) ``now``, ``newly_acked``, ``ack_seq``,
