@@ -118,3 +118,20 @@ def test_a_persistent_connection_reports_with_its_startup_metrics() -> None:
     again = startlab.run(doc, progress=False).transfers
     assert again is not None and again.cr_path.notna().all()
     assert again.cr_attempts.tolist() == sorted(again.cr_attempts) and again.cr_attempts.iloc[-1] >= 2
+
+
+def test_the_json_of_the_transfers_carries_the_report_columns() -> None:
+    import json
+
+    from startlab import _core
+    from startlab.result import build, native_json
+
+    sim = _core.Simulation(json.dumps(users_scenario({"algorithm": "careful-resume"})), "json", None)
+    sim.run()
+    raw = sim.results()
+    # `startlab run --json` (from the native columns) gives what Result.to_json gives.
+    text = native_json(raw)
+    assert text == build(raw, sim.stats()).to_json()
+    rows = json.loads(text)["transfers"]
+    assert [r["cr_recon_exit"] for r in rows] == ["no-saved-state", "jump", "jump"]
+    assert rows[0]["cr_jump_cwnd"] is None and rows[1]["cr_jump_cwnd"] > 0
