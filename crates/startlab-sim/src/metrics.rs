@@ -213,9 +213,8 @@ pub struct TransferResult {
     pub retransmission_ratio: Option<f64>,
     /// Inside the measurement window (`[measure]`, by `start`).
     pub measured: bool,
-    /// The startup plug-in's report for the transfer's connection at its end, one column each as
-    /// in the flows table (e.g. Careful Resume's `cr_path`, `cr_jump_cwnd`); on a persistent
-    /// connection only where its startup metrics are (see `transfer_row`).
+    /// The startup's report for the transfer's connection at its end, as in the flows table (e.g.
+    /// Careful Resume's `cr_path`); `persistent`: as the startup metrics, or per response after idle.
     #[serde(flatten)]
     pub startup_details: BTreeMap<String, serde_json::Value>,
 }
@@ -759,10 +758,8 @@ impl Simulation {
             if u.k > 1 {
                 // The connection's startup ran during its first transfer.
                 (row.su_time, row.su_throughput, row.su_loss, row.exit_reason, row.exit_cwnd_pkts, row.overshoot, row.time_to_90) = (None, None, None, None, None, None, None);
-                if !self.specs[i].tcp.startup_after_idle {
-                    // Its report too, unless the startup may run again per response.
-                    row.startup_details.clear();
-                }
+                // Its report too, unless the startup may run again per response.
+                if !self.specs[i].tcp.startup_after_idle { row.startup_details.clear() }
             }
         } else {
             row.completed = r.completed;
