@@ -194,6 +194,9 @@ def test_keeps_startup_on_loss_may_be_a_method() -> None:
     by_attribute = run("test-rides-attribute").flows.iloc[0]
     columns = ["exit_reason", "startup_exit_time", "su_time", "retransmissions", "throughput"]
     assert by_method[columns].tolist() == by_attribute[columns].tolist()
+    # A method that answers False: the loss ends startup.
+    riding("test-rides-method-no", lambda self: False, {"retransmit": [], "recovery_ack": []})
+    assert run("test-rides-method-no").flows.iloc[0]["exit_reason"] == "loss"
 
 
 # retained and seed
