@@ -4,6 +4,7 @@ connections carrying the saved rate and RTT from one to the next."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -82,3 +83,55 @@ def test_a_users_later_connections_resume_from_the_first() -> None:
     assert cr.time_to_90[0] == ss.time_to_90[0], "nothing saved before the first connection"
     for k in (1, 2):
         assert cr.time_to_90[k] < 0.6 * ss.time_to_90[k], (k, cr.time_to_90[k], ss.time_to_90[k])
+
+
+def test_each_transfer_row_carries_its_connections_careful_resume_report() -> None:
+    rows = startlab.run(users_scenario({"algorithm": "careful-resume"}), progress=False).transfers
+    assert rows is not None
+    first, second = rows.iloc[0], rows.iloc[1]
+    # The first connection found nothing saved: Reconnaissance, then normal CC, no jump.
+    assert first.cr_path == "reconnaissance>normal" and first.cr_recon_exit == "no-saved-state"
+    assert first.cr_jumps == 0 and math.isnan(first.cr_jump_cwnd) and math.isnan(first.cr_saved_rate)
+    assert first.cr_retained == "observed"
+    # The second resumed from what the first observed: the jump to half the saved window.
+    assert second.cr_path == "reconnaissance>unvalidated>validating>normal" and second.cr_recon_exit == "jump"
+    assert second.cr_jumps == 1 and second.cr_saved_rate == first.cr_retained_rate and second.cr_saved_rtt == first.cr_retained_rtt
+    assert second.cr_jump_cwnd == pytest.approx(second.cr_saved_rate / 8 * second.cr_saved_rtt / 2)
+    assert second.cr_t_unvalidated > second.start and second.cr_unvalidated_exit in ("window-full", "first-unvalidated-acked", "rtt-exceeded")
+    # Columns follow the table's own, by name; a startup without a report adds none.
+    assert list(rows.columns[:25]) == list(startlab.result._TRANSFER_COLUMNS)
+    assert list(rows.columns[25:]) == sorted(rows.columns[25:]) and "cr_path" in rows.columns
+    plain = startlab.run(users_scenario({"algorithm": "slow-start"}), progress=False).transfers
+    assert plain is not None and list(plain.columns) == list(startlab.result._TRANSFER_COLUMNS)
+
+
+def test_a_persistent_connection_reports_with_its_startup_metrics() -> None:
+    doc = users_scenario({"algorithm": "careful-resume"})
+    doc["users"][0]["connection"] = "persistent"
+    rows = startlab.run(doc, progress=False).transfers
+    assert rows is not None and len(rows) == 3
+    # Its startup ran during its first transfer: the report is there, as su_time is.
+    assert rows.cr_path[0] == "reconnaissance>normal" and rows.su_time[0] > 0
+    assert rows.cr_path[1:].isna().all() and rows.su_time[1:].isna().all()
+    # With a startup per response after idle, each row has the report as the response ended.
+    doc["users"][0]["tcp"]["startup_after_idle"] = True
+    again = startlab.run(doc, progress=False).transfers
+    assert again is not None and again.cr_path.notna().all()
+    assert again.cr_attempts.tolist() == sorted(again.cr_attempts) and again.cr_attempts.iloc[-1] >= 2
+
+
+def test_the_json_of_the_transfers_carries_the_report_columns() -> None:
+    import json
+
+    from startlab import _core
+    from startlab.result import build, native_json
+
+    sim = _core.Simulation(json.dumps(users_scenario({"algorithm": "careful-resume"})), "json", None)
+    sim.run()
+    raw = sim.results()
+    # `startlab run --json` (from the native columns) gives what Result.to_json gives.
+    text = native_json(raw)
+    assert text == build(raw, sim.stats()).to_json()
+    rows = json.loads(text)["transfers"]
+    assert [r["cr_recon_exit"] for r in rows] == ["no-saved-state", "jump", "jump"]
+    assert rows[0]["cr_jump_cwnd"] is None and rows[1]["cr_jump_cwnd"] > 0

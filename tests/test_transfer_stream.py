@@ -170,3 +170,25 @@ def _toml_lines(doc: dict[str, Any], prefix: str = "") -> list[str]:
             for item in v:
                 lines += [f"[[{k}]]"] + [f"{a} = {value(b)}" for a, b in item.items()]
     return lines
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_streamed_table_keeps_the_startups_report_columns(tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Careful Resume's columns differ from row to row (a jump's only where one happened): in
+    # chunks of 300 events, the parts differ in their columns.
+    monkeypatch.setattr(startlab, "_WALL_CHUNK_EVENTS", 300)
+    shapes: set[int] = set()
+    write = startlab._transfers.TransferStream._write
+
+    def spying(self: Any, columns: dict[str, Any]) -> None:
+        if len(columns.get("group", ())):
+            shapes.add(len(columns))
+        write(self, columns)
+
+    monkeypatch.setattr(startlab._transfers.TransferStream, "_write", spying)
+    doc = scenario(duration="40s", count=4, startup={"algorithm": "careful-resume"})
+    memory = startlab.run(copy.deepcopy(doc), progress=False)
+    assert memory.transfers is not None and (memory.transfers["cr_jumps"] > 0).any() and (memory.transfers["cr_jumps"] == 0).any()
+    _, table = streamed(doc, tmp_path / f"t{suffix}")
+    assert len(shapes) > 1, "every part had the same columns"
+    pd.testing.assert_frame_equal(table, memory.transfers, check_dtype=False)

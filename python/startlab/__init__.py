@@ -28,7 +28,7 @@ from typing import Any, Union
 
 from . import _core, _transfers
 from ._core import PluginError, ScenarioError, SimulationError
-from .plugin import Action, Param, startup
+from .plugin import Action, Param, SavedPath, startup
 
 # result and compare import NumPy, pandas and matplotlib only when a result is built or drawn, so
 # that ``import startlab`` (and the command line) stays fast. compare builds on run() and
@@ -45,6 +45,7 @@ __all__ = [
     "ResultError",
     "ResourceLimitError",
     "Result",
+    "SavedPath",
     "ScenarioError",
     "SimulationError",
     "Traces",

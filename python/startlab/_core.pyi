@@ -70,16 +70,30 @@ class QuickStartVerdict:
     in_startup: bool
 
 class Action:
-    """What a plug-in decided on one hook call (bytes, bytes/s); checked when made."""
+    """What a plug-in decided on one hook call (bytes, bytes/s, seconds); checked when made."""
     def __init__(
         self, increase: float = 0.0, *, set_cwnd: float | None = None, set_ssthresh: float | None = None, exit: str | None = None,
         pacing_rate: float | None = None, send_limit: int | str | None = None, exit_when_sent: tuple[int, str] | None = None,
+        pacing_start: float | None = None,
     ) -> None: ...
     increase: float
     set_cwnd: float | None
     set_ssthresh: float | None
     exit: str | None
     pacing_rate: float | None
+    pacing_start: float | None
+
+class SavedPath:
+    """Saved congestion-control parameters (Careful Resume's, RFC 9959 §3.1) that a connection
+    leaves for the next one of its ``[[users]]`` user: ``rate`` in bit/s, ``rtt`` in s,
+    ``saved_at`` (simulated time in s, or None: fresh when the next connection starts); ``cwnd``
+    is ``rate / 8 * rtt`` in bytes. Checked when made."""
+    def __init__(self, rate: float, rtt: float, saved_at: float | None = None) -> None: ...
+    rate: float
+    rtt: float
+    saved_at: float | None
+    @property
+    def cwnd(self) -> float: ...
 
 def validate(text: str, format: str = "toml", base: str | None = None) -> None:
     """Parse and check a scenario (format "toml" or "json"); raise ScenarioError if it is refused.

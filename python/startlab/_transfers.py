@@ -36,6 +36,13 @@ def _schema() -> Any:
     )  # fmt: skip
 
 
+def _report_type(values: Any) -> Any:
+    """The Parquet type of a startup report column: text if its values are, else numbers."""
+    import pyarrow as pa
+
+    return pa.string() if any(isinstance(v, str) for v in values) else pa.float64()
+
+
 def check_path(path: str | Path) -> Path:
     """The file the transfers go to; refuses a suffix other than ``.parquet`` or ``.csv`` and a
     missing directory, before anything runs."""
@@ -56,6 +63,9 @@ class TransferStream:
         shutil.rmtree(self.parts, ignore_errors=True)
         self.count = 0
         self.rows = 0
+        #: The startup's report columns (e.g. Careful Resume's ``cr_path``) over the parts: each
+        #: part has those of its own rows.
+        self.extra: set[str] = set()
 
     def drain(self) -> None:
         """Write the transfers that ended since the last call as one Parquet part."""
@@ -69,7 +79,12 @@ class TransferStream:
         if n == 0:
             return
         self.parts.mkdir(exist_ok=True)
-        table = pa.Table.from_pydict({name: columns[name] for name in _schema().names}, schema=_schema())
+        schema = _schema()
+        extra = [name for name in columns if name not in schema.names]
+        self.extra.update(extra)
+        for name in extra:
+            schema = schema.append(pa.field(name, _report_type(columns[name])))
+        table = pa.Table.from_pydict({name: columns[name] for name in schema.names}, schema=schema)
         pq.write_table(table, self.parts / f"{self.count:08d}.parquet")
         self.count += 1
         self.rows += n
@@ -102,6 +117,9 @@ class TransferStream:
         else:
             measured = f"start >= {float(measure['warmup'])!r}"
         names = [n for n in _schema().names if n not in ("measured", "group")]
+        # Every part has the fixed columns; a report column missing from a part is null there. They
+        # follow by name, as in ``Result.transfers``.
+        report = ", ".join(f'"{n}"' for n in sorted(self.extra))
         first = measure.get("first") if measure["kind"] == "warmup" else None
         # The first n measured transfers by start (ties in the table's order), as the engine does.
         final = "m" if first is None else f"(m AND row_number() OVER (PARTITION BY m ORDER BY start, \"group\", user_index, transfer) <= {int(first)})"
@@ -119,8 +137,8 @@ class TransferStream:
             con.execute("SET enable_progress_bar = false")
             con.execute(
                 f"""COPY (
-                    SELECT {columns}, {final} AS measured FROM (
-                        SELECT *, ({measured}) AS m FROM read_parquet('{source}')
+                    SELECT {columns}, {final} AS measured{", " + report if report else ""} FROM (
+                        SELECT *, ({measured}) AS m FROM read_parquet('{source}', union_by_name = true)
                     ) ORDER BY "group", user_index, transfer
                 ) TO '{target}' ({options})"""
             )

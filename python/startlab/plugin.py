@@ -29,7 +29,22 @@ Hooks (only ``on_ack`` is required; a hook the class does not define costs nothi
 - ``after_recovery(view, retransmitted)`` -> None, cwnd, or (cwnd, ssthresh or None), bytes.
 - ``reopen(view, ack)`` -> bytes or None: an ACK in congestion avoidance; a threshold above cwnd
   re-opens slow start.
-- ``report()`` -> {column: number or str}: per-flow result columns (prefix them with your name).
+- ``report()`` -> {column: number or str}: per-flow result columns (prefix them with your name),
+  also on each row of ``result.transfers`` for a ``[[users]]`` workload.
+- ``on_send(view, now, snd_max, flight)`` -> Action or None: new data up to ``snd_max`` left at
+  ``now`` in slow start, ``flight`` bytes now out (``increase`` and ``exit`` ignored).
+- ``loss_window(view, congestion)`` -> bytes or None: the window a congestion signal in startup
+  reduces from, instead of cwnd.
+- ``keeps_startup_on_loss``: ``True`` or ``False`` (a class or instance attribute, read once per
+  flow), or a method returning one (asked on each fast retransmit in startup): startup rides the
+  loss recovery out instead of ending.
+- ``on_recovery_ack(view, ack)`` -> Action or None: an ACK of a recovery that startup rides out
+  (only ``pacing_rate``, ``exit`` and with it ``set_ssthresh`` apply).
+- ``on_retransmit(seq, len)``: bytes retransmitted while in startup.
+- ``retained()`` -> :class:`SavedPath`, ``"forget"`` or None: what the connection leaves for the
+  next connection of its ``[[users]]`` user; ``seed(saved)`` hands the next one that
+  :class:`SavedPath` (or None after ``"forget"``) after its ``__init__`` and ``on_start``, before
+  it sends anything.
 
 ``view`` (:class:`View`) holds ``cwnd``, ``ssthresh`` (``inf`` when infinite), ``mss``, ``round``,
 ``min_rtt`` and ``new_round``; ``ack`` (:class:`Ack`) ``now``, ``newly_acked``, ``ack_seq``,
@@ -55,9 +70,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _core
-from ._core import Ack, Action, Congestion, PluginError, QuickStartVerdict, View
+from ._core import Ack, Action, Congestion, PluginError, QuickStartVerdict, SavedPath, View
 
-__all__ = ["Ack", "Action", "Congestion", "Param", "Params", "PluginError", "QuickStartVerdict", "View", "registered", "startup"]
+__all__ = ["Ack", "Action", "Congestion", "Param", "Params", "PluginError", "QuickStartVerdict", "SavedPath", "View", "registered", "startup"]
 
 #: The hooks a plug-in class may define (the Rust trait's methods).
 HOOKS: tuple[str, ...] = tuple(_core.PLUGIN_HOOKS)
@@ -202,6 +217,9 @@ def startup(
         unknown = sorted(a for a in dir(cls) if a.startswith("on_") and a not in HOOKS)
         if unknown:
             raise TypeError(f"plug-in {name!r}: {cls.__qualname__}.{unknown[0]} is not a hook; the hooks are {', '.join(HOOKS)}")
+        keeps = getattr(cls, "keeps_startup_on_loss", False)
+        if not (isinstance(keeps, bool) or callable(keeps)):
+            raise TypeError(f"plug-in {name!r}: {cls.__qualname__}.keeps_startup_on_loss = {keeps!r}; expected True, False or a method returning one")
         declared = dict(params or {})
         for key, p in declared.items():
             if not isinstance(p, Param):

@@ -89,7 +89,8 @@ class Result:
             ``received`` (s; NaN if lost).
         transfers: one row per transfer of every ``[[users]]`` user (``user``, ``user_index``,
             ``transfer``, ``size``, ``start``, ``completion_time``, throughput and the startup
-            metrics; docs/RESULTS.md); empty without users. None when the run streamed them to
+            metrics, then the startup's report columns such as ``cr_path``; docs/RESULTS.md);
+            empty without users. None when the run streamed them to
             ``transfers_file`` (``startlab.run(..., transfers=PATH)``, ``startlab run --out``).
         transfers_file: the Parquet or CSV file the transfer rows were streamed to, else None.
         warnings: what the run allowed but the user should know, one sentence each (e.g. an
@@ -134,7 +135,7 @@ class Result:
             responses=_table(raw["responses"]) if "responses" in raw else None,
             probes=_table(raw["probes"])[list(_PROBE_COLUMNS)] if "probes" in raw else None,
             probe_packets=_table(raw["probe_packets"])[list(_PROBE_PACKET_COLUMNS)] if "probe_packets" in raw else None,
-            transfers=_table(raw["transfers"])[list(_TRANSFER_COLUMNS)] if "transfers" in raw else None,
+            transfers=_table(_ordered(raw["transfers"], _TRANSFER_COLUMNS)) if "transfers" in raw else None,
             warnings=list(raw.get("warnings", ())),
         )
 
@@ -304,6 +305,13 @@ def _copy_streamed(source: Path, stem: Path) -> list[Path]:
     return paths
 
 
+def _ordered(columns: Mapping[str, Sequence[Any]], first: Sequence[str]) -> dict[str, Sequence[Any]]:
+    """The native ``columns`` with ``first`` in that order, then the others by name (a startup's
+    report columns in the transfers table, e.g. Careful Resume's ``cr_path``: a streamed table
+    puts them in the same order)."""
+    return {**{k: columns[k] for k in first}, **{k: columns[k] for k in sorted(columns) if k not in first}}
+
+
 def _table(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     """A DataFrame from native columns: ``*_ns`` columns become seconds, nullable numbers floats."""
     import pandas as pd
@@ -405,7 +413,7 @@ def native_json(raw: Mapping[str, Any]) -> str:
         columns = raw.get(name) or {}
         if any(len(v) for v in columns.values()):
             order = _EXTRA_ORDER.get(name)
-            document[name] = _native_records({k: columns[k] for k in order} if order else columns)
+            document[name] = _native_records(_ordered(columns, order) if order else columns)
     return json.dumps(document, allow_nan=False)
 
 

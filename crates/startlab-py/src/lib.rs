@@ -421,6 +421,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plugin::PyAck>()?;
     m.add_class::<plugin::PyCongestion>()?;
     m.add_class::<plugin::PyQuickStart>()?;
+    m.add_class::<plugin::PySavedPath>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -153,6 +153,7 @@ pub(crate) struct TransferRow {
     pub retransmissions: u64,
     pub drops: u64,
     pub timeouts: u64,
+    pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
 /// One transfer of a `[[users]]` user (docs/RESULTS.md). On a new connection per transfer the
@@ -212,6 +213,10 @@ pub struct TransferResult {
     pub retransmission_ratio: Option<f64>,
     /// Inside the measurement window (`[measure]`, by `start`).
     pub measured: bool,
+    /// The startup's report for the transfer's connection at its end, as in the flows table (e.g.
+    /// Careful Resume's `cr_path`); `persistent`: as the startup metrics, or per response after idle.
+    #[serde(flatten)]
+    pub startup_details: BTreeMap<String, serde_json::Value>,
 }
 
 /// One row of the per-link-direction table.
@@ -500,6 +505,7 @@ impl Simulation {
             loss_rate: ratio(r.drops, r.packets_sent),
             retransmission_ratio: ratio(r.packets_sent - r.retransmissions, r.packets_sent),
             measured,
+            startup_details: r.startup_details.clone(),
         }
     }
 }
@@ -735,6 +741,7 @@ impl Simulation {
             retransmissions: r.retransmissions,
             drops: r.drops,
             timeouts: r.timeouts,
+            startup_details: r.startup_details,
         };
         if u.persistent {
             let app = fl.app.as_ref()?;
@@ -751,6 +758,8 @@ impl Simulation {
             if u.k > 1 {
                 // The connection's startup ran during its first transfer.
                 (row.su_time, row.su_throughput, row.su_loss, row.exit_reason, row.exit_cwnd_pkts, row.overshoot, row.time_to_90) = (None, None, None, None, None, None, None);
+                // Its report too, unless the startup may run again per response.
+                if !self.specs[i].tcp.startup_after_idle { row.startup_details.clear() }
             }
         } else {
             row.completed = r.completed;

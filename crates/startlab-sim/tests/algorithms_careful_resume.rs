@@ -165,3 +165,26 @@ startup = { algorithm = "careful-resume" }
     let r = sim.results().responses;
     assert!(r[1].response_time < r[0].response_time, "{:?}", r);
 }
+
+#[test]
+fn each_transfer_row_carries_its_connections_report() {
+    // The first connection found nothing saved; the second jumped to half of what the first
+    // retained. With the scenario's 100 Mbit/s the first retreats instead.
+    let detail = |t: &startlab_sim::TransferResult, key: &str| t.startup_details.get(key).cloned().unwrap_or(serde_json::Value::Null);
+    let cr = run(&users(r#"algorithm = "careful-resume""#, ""));
+    let t = cr.results().transfers;
+    assert_eq!(detail(&t[0], "cr_path"), "reconnaissance>normal");
+    assert_eq!(detail(&t[0], "cr_recon_exit"), "no-saved-state");
+    assert_eq!(detail(&t[0], "cr_jump_cwnd"), serde_json::Value::Null);
+    assert_eq!(detail(&t[1], "cr_recon_exit"), "jump");
+    assert_eq!(detail(&t[1], "cr_saved_rate"), detail(&t[0], "cr_retained_rate"));
+    let (rate, rtt) = (detail(&t[1], "cr_saved_rate").as_f64().unwrap(), detail(&t[1], "cr_saved_rtt").as_f64().unwrap());
+    let jump = detail(&t[1], "cr_jump_cwnd").as_f64().unwrap();
+    assert!((jump - rate / 8.0 * rtt / 2.0).abs() < 1e-6, "jump {jump} vs saved {rate} bit/s x {rtt} s / 2");
+    let seeded = run(&users(r#"algorithm = "careful-resume", saved_rate = "100Mbps", saved_rtt = "100ms""#, ""));
+    let t = seeded.results().transfers;
+    assert_eq!(detail(&t[0], "cr_retreat_cause"), "loss");
+    assert_eq!(detail(&t[1], "cr_retreat_cause"), serde_json::Value::Null);
+    // A startup without a report adds nothing.
+    assert!(run(&users(r#"algorithm = "slow-start""#, "")).results().transfers.iter().all(|t| t.startup_details.is_empty()));
+}
