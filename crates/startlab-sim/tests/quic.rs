@@ -171,3 +171,30 @@ fn keys_of_the_other_transport_are_refused_with_their_key_path() {
     assert!(startlab_scenario::from_toml(&path("quic = {}\ntcp = { congestion_avoidance = \"cubic\", ecn = true, initial_ssthresh = \"50pkt\" }", "1s")).is_ok());
 }
 
+
+#[test]
+fn bbrv3_over_quic_finds_the_bottleneck_from_delivery_rate_samples() {
+    // BBR's STARTUP grows its pacing rate from the ACKs' delivery-rate samples; without them it
+    // would never leave STARTUP on a large path.
+    let toml = r#"
+seed = 1
+duration = "8s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "1Gbps"
+rtt = "100ms"
+access_rate = "10Gbps"
+queue = { kind = "droptail", limit = "8333pkt" }
+[[flows]]
+name = "f"
+size = "200MB"
+quic = {}
+startup = { algorithm = "bbrv3" }
+"#;
+    let f = common::flow(&common::run(toml), 0);
+    assert_eq!(f.exit_reason, "bandwidth-plateau", "{f:?}");
+    assert!(f.completed, "{f:?}");
+    // The window at the exit is within a factor of the BDP (8333 packets), as over TCP.
+    let pkts = f.exit_cwnd_pkts.unwrap();
+    assert!((8333.0..4.0 * 8333.0).contains(&pkts), "exit cwnd {pkts} packets");
+}
