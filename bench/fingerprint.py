@@ -11,7 +11,9 @@ that exercise every recovery variant, receiver, MSS, dupthresh, a short last seg
 windows, random loss and reordering, pacing and the startup algorithms; ``--aqm N`` (default 60)
 seeded random dumbbells behind the dequeue-time disciplines and RED with classic and L4S ECN and
 the startups of issue 34 (printed after the others, so the first lines compare with an older
-build's output); and ``--heavy`` adds the single-flow large-window paths of docs/PERFORMANCE.md
+build's output); ``--quic N`` (default 40) seeded random dumbbells with QUIC flows (issue 35:
+handshake or not, pacing, ACK policies, flow control, ECN, drop-tail or an AQM, beside a TCP flow),
+printed last; and ``--heavy`` adds the single-flow large-window paths of docs/PERFORMANCE.md
 (slow, minutes on an old build). Scenario files given as arguments are fingerprinted too.
 """
 
@@ -135,6 +137,51 @@ def aqm_scenario(i: int) -> dict[str, Any]:
     }
 
 
+def quic_scenario(i: int) -> dict[str, Any]:
+    """A random dumbbell with QUIC flows (and sometimes a TCP one), a pure function of ``i``."""
+    rng = random.Random(9000 + i)
+    queue = rng.choice([
+        {"kind": "droptail", "limit": "50pkt"}, {"kind": "droptail", "limit": "400pkt"},
+        {"kind": "codel", "ecn": True}, {"kind": "fq-codel"}, {"kind": "pie"},
+    ])  # fmt: skip
+    flows: list[dict[str, Any]] = []
+    for k in range(rng.choice([1, 2, 3])):
+        quic: dict[str, Any] = {
+            "handshake": rng.choice([True, False]),
+            "pacing": rng.choice([True, False]),
+            "ack_eliciting_threshold": rng.choice([1, 2, 10]),
+            "max_ack_delay": rng.choice(["5ms", "25ms"]),
+        }
+        if rng.random() < 0.3:
+            quic["max_data"] = rng.choice(["64KB", "1MB"])
+        if rng.random() < 0.3:
+            quic["ack_frequency"] = {"threshold": rng.choice([4, 20])}
+        flows.append({
+            "name": f"q{k}",
+            "size": rng.choice(["infinite", "200KB", "2MB"]),
+            "start": f"{rng.randint(0, 500)}ms",
+            "quic": quic,
+            "tcp": {"congestion_avoidance": rng.choice(["reno", "cubic"]), "ecn": rng.choice([False, True])},
+            "startup": {"algorithm": rng.choice(["slow-start", "hystart++", "hystart-linux", "search", "bbrv3", "suss"])},
+        })  # fmt: skip
+    if rng.random() < 0.4:
+        flows.append({"name": "tcp", "size": "1MB", "tcp": {"recovery": "linux", "ack": "linux"}})
+    return {
+        "seed": i,
+        "duration": f"{rng.choice([2, 4])}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck_rate": rng.choice(["10Mbps", "50Mbps"]),
+            "rtt": rng.choice(["20ms", "80ms"]),
+            "access_rate": "1Gbps",
+            "queue": queue,
+        },
+        "impairments": [{"link": "bottleneck", "loss": {"kind": "random", "p": 0.002}, "jitter": {"kind": "uniform", "max": "1ms", "reorder": True}}] if rng.random() < 0.25 else [],
+        "flows": flows,
+        "trace": {"cwnd": True, "seq": True, "queue": True},
+    }
+
+
 def heavy() -> dict[str, dict[str, Any]]:
     """Single slow-start flows with a one-BDP buffer: the large windows of docs/PERFORMANCE.md."""
     from startlab.bench import large_window_scenarios
@@ -156,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--random", type=int, default=200, help="random scenarios (default 200)")
     parser.add_argument("--aqm", type=int, default=60, help="random scenarios behind AQMs (default 60)")
+    parser.add_argument("--quic", type=int, default=40, help="random scenarios with QUIC flows (default 40)")
     parser.add_argument("--heavy", action="store_true", help="add the large-window benchmark paths")
     parser.add_argument("--no-examples", action="store_true", help="skip the shipped examples")
     parser.add_argument(
@@ -167,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     cases += [(p.name, p) for p in args.files]
     cases += [(f"random-{i}", random_scenario(i)) for i in range(args.random)]
     cases += [(f"aqm-{i}", aqm_scenario(i)) for i in range(args.aqm)]
+    cases += [(f"quic-{i}", quic_scenario(i)) for i in range(args.quic)]
     if args.heavy:
         cases += list(heavy().items())
     for name, scenario in cases:

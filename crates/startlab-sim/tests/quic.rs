@@ -198,3 +198,79 @@ startup = { algorithm = "bbrv3" }
     let pkts = f.exit_cwnd_pkts.unwrap();
     assert!((8333.0..4.0 * 8333.0).contains(&pkts), "exit cwnd {pkts} packets");
 }
+
+#[test]
+fn quick_start_is_refused_over_quic() {
+    let e = startlab_scenario::from_toml(&path("quic = {}\nstartup = { algorithm = \"quick-start\" }", "1s")).expect_err("Quick-Start over QUIC");
+    assert_eq!(e.path, "flows[0].startup.algorithm");
+    assert!(e.message.contains("RFC 4782"), "{e}");
+}
+
+mod random {
+    //! Random QUIC dumbbells: every invariant holds and every transfer completes with the client
+    //! holding every byte of the response.
+    use super::common;
+    use proptest::prelude::*;
+
+    /// One QUIC flow's keys: `(startup, handshake, pacing, ack threshold, max_ack_delay ms, flow-control window KB, drops, size KB, start ms, ecn)`.
+    type Case = (&'static str, bool, bool, u64, u64, Option<u64>, Vec<u64>, u64, u64, bool);
+
+    fn flow() -> impl Strategy<Value = Case> {
+        let startups: Vec<&'static str> = startlab_cc::startup::DECLS.iter().filter(|d| !d.router_approval && !d.info.name.starts_with("bpf")).map(|d| d.info.name).collect();
+        (
+            prop::sample::select(startups),
+            any::<bool>(),
+            any::<bool>(),
+            prop::sample::select(vec![1u64, 2, 10]),
+            1u64..50,
+            prop::option::of(prop::sample::select(vec![32u64, 100, 1000])),
+            prop::collection::vec(1u64..300, 0..5),
+            1u64..3000,
+            0u64..500,
+            any::<bool>(),
+        )
+    }
+
+    fn scenario(rate: u64, rtt: u64, queue: &str, flows: &[Case], loss: Option<(u64, bool)>) -> String {
+        let mut s = format!(
+            "seed = 3\nduration = \"120s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck_rate = \"{rate}Mbps\"\nrtt = \"{rtt}ms\"\naccess_rate = \"{}Mbps\"\nqueue = {{ {queue} }}\n",
+            rate * 10
+        );
+        for (i, (startup, hs, pacing, thr, mad, window, drops, kb, start, ecn)) in flows.iter().enumerate() {
+            let window = window.map_or(String::new(), |w| format!(", max_data = \"{w}KB\""));
+            let ssthresh = if matches!(*startup, "smooth-start" | "dbc") { ", initial_ssthresh = \"64pkt\"" } else { "" };
+            let extra = if *startup == "careful-resume" { ", saved_rate = \"5Mbps\", saved_rtt = \"50ms\"" } else { "" };
+            s += &format!(
+                "[[flows]]\nname = \"q{i}\"\nstart = \"{start}ms\"\nsize = \"{kb}KB\"\ndrops = {drops:?}\nquic = {{ handshake = {hs}, pacing = {pacing}, ack_eliciting_threshold = {thr}, max_ack_delay = \"{mad}ms\"{window} }}\ntcp = {{ congestion_avoidance = \"cubic\", ecn = {ecn}{ssthresh} }}\nstartup = {{ algorithm = \"{startup}\"{extra} }}\n"
+            );
+        }
+        if let Some((permille, reorder)) = loss {
+            s += &format!("[[impairments]]\nlink = \"bottleneck\"\ndirection = \"both\"\nloss = {{ kind = \"random\", p = {} }}\njitter = {{ kind = \"uniform\", max = \"3ms\", reorder = {reorder} }}\n", permille as f64 / 1000.0);
+        }
+        s
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn invariants_hold_and_quic_transfers_complete(
+            rate in 1u64..50,
+            rtt in 2u64..300,
+            queue in prop::sample::select(vec![
+                "kind = \"droptail\", limit = \"20pkt\"", "kind = \"droptail\", limit = \"300pkt\"", "kind = \"codel\", ecn = true",
+                "kind = \"fq-codel\", limit = \"50pkt\"", "kind = \"pie\", ecn = true", "kind = \"red\", limit = \"100pkt\", min_th = \"20pkt\", max_th = \"60pkt\", ecn = true",
+            ]),
+            flows in prop::collection::vec(flow(), 1..4),
+            loss in prop::option::of((0u64..40, any::<bool>())),
+        ) {
+            let toml = scenario(rate, rtt, queue, &flows, loss);
+            let sim = common::run(&toml);
+            for (f, case) in sim.results().flows.iter().zip(&flows) {
+                prop_assert!(f.completed, "flow {} did not complete:\n{}", f.flow, toml);
+                prop_assert_eq!(f.bytes_delivered, case.7 * 1000, "the client holds every byte once");
+                prop_assert!(f.retransmission_ratio.unwrap() <= 1.0);
+            }
+        }
+    }
+}

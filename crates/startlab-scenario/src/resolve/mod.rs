@@ -81,6 +81,12 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             }
         };
         let startup = startup(&format!("{p}.startup"), f.startup.as_ref(), tcp.mss)?;
+        if quic.is_some() && startup.decl().router_approval {
+            return err(
+                format!("{p}.startup.algorithm"),
+                format!("{:?} asks the routers with the Quick-Start IP and TCP options (RFC 4782), which a QUIC connection cannot carry; run it over TCP", startup.name()),
+            );
+        }
         classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
         if startup.decl().sets_initial_window {
             // ALGORITHMS.md §10.4: Initial-Start is only a larger IW; it becomes the flow's IW.
