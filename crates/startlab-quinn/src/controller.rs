@@ -391,6 +391,11 @@ impl StartlabFactory {
         Arc::new(StartlabFactory { make: Box::new(make), built: Mutex::new(Vec::new()) })
     }
 
+    /// Forgets the controllers built so far.
+    pub fn forget(&self) {
+        self.built.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     /// Handles on the controllers built so far, oldest first.
     pub fn built(&self) -> Vec<ControllerHandle> {
         self.built.lock().unwrap_or_else(|e| e.into_inner()).clone()
