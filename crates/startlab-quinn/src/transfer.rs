@@ -10,7 +10,7 @@
 //! - Transport settings come from the scenario's `quic` table when one is given (datagram size
 //!   without path-MTU discovery, initial RTT, loss-detection thresholds, initial window for quinn's
 //!   own controllers too), and the flow-control windows are large enough never to limit a lab
-//!   path (64 MiB).
+//!   path (64 MiB receive windows, an 8 MiB send buffer).
 //!
 //! Times in the server report are seconds since the connection's creation (the controller's time
 //! zero); `origin_mono_s` is that instant on `CLOCK_MONOTONIC` (the testbed router's clock).
@@ -28,8 +28,13 @@ use std::time::{Duration, Instant};
 
 /// The server's name in its certificate and the client's connect call.
 pub const SERVER_NAME: &str = "startlab";
-/// Flow-control windows (connection, stream, send): no lab path's BDP reaches them.
+/// Flow-control windows (connection and stream receive windows): no lab path's BDP reaches them.
 const WINDOW: u32 = 64 << 20;
+/// The server's send buffer (unacknowledged and unsent bytes): above the largest window the lab's
+/// paths reach (a 100 Mbit/s, 100 ms path with an 833-packet buffer overshoots to about 5 MB in
+/// slow start), and small enough that a `duration` run ends soon after its deadline (what was
+/// written before it still goes out: at most this much).
+const SEND_BUFFER: u64 = 8 << 20;
 
 /// Whose congestion control the server runs.
 #[derive(Clone, Debug)]
@@ -99,7 +104,7 @@ impl PathSettings {
 /// packet leaves as its own datagram, as on the testbed's wire).
 fn transport(path: Option<&PathSettings>, factory: Option<Arc<dyn ControllerFactory + Send + Sync>>) -> quinn::TransportConfig {
     let mut t = quinn::TransportConfig::default();
-    t.stream_receive_window(WINDOW.into()).receive_window(WINDOW.into()).send_window(WINDOW as u64);
+    t.stream_receive_window(WINDOW.into()).receive_window(WINDOW.into()).send_window(SEND_BUFFER);
     t.max_idle_timeout(Some(Duration::from_secs(10).try_into().expect("10 s fits a VarInt")));
     t.enable_segmentation_offload(false);
     if let Some(p) = path {
