@@ -6,6 +6,7 @@ with the reason otherwise; a missing binary's error is checked everywhere."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -34,8 +35,10 @@ def _short(tmp_path: Path, seconds: float = 2.0) -> Path:
     return out
 
 
-def _namespaces() -> set[str]:
-    return set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
+def _own_namespaces() -> list[str]:
+    """The testbed namespaces of this process (``sl<pid>-...``); other processes may have theirs."""
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    return [n for n in names if n.startswith(f"sl{os.getpid()}-")]
 
 
 def test_quinn_stack_names_are_known() -> None:
@@ -73,7 +76,6 @@ def test_quinn_refuses_a_tcp_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 @pytest.mark.skipif(TESTBED is not None, reason=f"the testbed cannot run here: {TESTBED}")
 @pytest.mark.skipif(_built() is not None, reason=f"{_built()}")
 def test_compare_real_runs_startlab_inside_quinn_beside_the_simulator(tmp_path: Path) -> None:
-    before = _namespaces()
     scenario = _short(tmp_path)
     out = tmp_path / "out"
     got = CliRunner().invoke(cli, ["compare-real", str(scenario), "--stacks", "sim,quinn:startlab,quinn:cubic", "--json", "--out", str(out)])
@@ -97,4 +99,4 @@ def test_compare_real_runs_startlab_inside_quinn_beside_the_simulator(tmp_path: 
     # The startlab controller's trace starts at the QUIC initial window: 10 datagrams.
     assert cwnd["quinn:startlab"][0] == [pytest.approx(cwnd["quinn:startlab"][0][0]), 10.0]
     # Clean host: the namespaces this test made are gone.
-    assert _namespaces() <= before
+    assert _own_namespaces() == []

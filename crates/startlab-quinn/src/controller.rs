@@ -74,6 +74,10 @@ pub struct ControllerTrace {
     pub lost_bytes: u64,
     /// Path MTU changes quinn reported (the controller keeps its segment size).
     pub mtu_updates: u64,
+    /// Rounds the controller counted.
+    pub rounds: u64,
+    /// The startup algorithm's own report (the simulator's per-flow columns of the same names).
+    pub startup_details: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The state behind a [`StartlabController`], shared with its [`ControllerHandle`].
@@ -203,7 +207,16 @@ impl ControllerHandle {
     pub fn trace(&self) -> ControllerTrace {
         let mut s = self.lock();
         s.flush();
-        s.trace.clone()
+        let mut t = s.trace.clone();
+        t.rounds = s.cc.round();
+        for (name, value) in s.cc.startup_report() {
+            let v = match value {
+                startlab_cc::startup::Detail::Num(x) => serde_json::json!(x),
+                startlab_cc::startup::Detail::Text(x) => serde_json::json!(x),
+            };
+            t.startup_details.insert(name.to_string(), v);
+        }
+        t
     }
 
     /// The window now (bytes).
