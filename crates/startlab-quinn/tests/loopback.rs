@@ -106,3 +106,26 @@ fn quinn_cubic_carries_5_mb() {
     let cwnd = server["cwnd"].as_array().expect("trace");
     assert_eq!(cwnd.first().and_then(|s| s["cwnd"].as_u64()), Some(14_720), "quinn's CUBIC starts at the scenario's initial window");
 }
+
+#[test]
+fn the_server_refuses_what_it_cannot_run() {
+    let bin = env!("CARGO_BIN_EXE_startlab-quinn");
+    let dir = std::env::temp_dir().join(format!("startlab-quinn-{}-refuse", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let run = |args: &[&str]| {
+        let out = Command::new(bin).args(args).arg("--cert-out").arg(dir.join("cert.der")).output().expect("run");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // startlab's algorithm needs the scenario's flow.
+    let (code, err) = run(&["server", "--bind", "127.0.0.1:0", "--cc", "startlab", "--size", "1000"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--cc startlab needs --scenario FILE"), "{err}");
+    // A TCP flow is not a QUIC flow.
+    let tcp = dir.join("tcp.toml");
+    let text = std::fs::read_to_string(scenario(&dir)).expect("scenario").replace("quic = {}\n", "");
+    std::fs::write(&tcp, text).expect("write");
+    let (code, err) = run(&["server", "--bind", "127.0.0.1:0", "--scenario", tcp.to_str().expect("path")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("flows[0].quic: startlab-quinn runs QUIC flows"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
