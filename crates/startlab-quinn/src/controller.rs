@@ -25,15 +25,19 @@
 //! - **Time** is [`Time`]: nanoseconds since the connection's controller was built (quinn builds
 //!   it when the connection is created).
 //!
+//! - **Delivery rate** (BBR-style startups): each send instant is stamped with the bytes delivered
+//!   so far and when they last grew; an ACK frame's sample is what was delivered since its newest
+//!   packet left, over that time, as `startlab-quic` samples it.
+//!
 //! What quinn does not let a controller do, and the adapter therefore leaves out: a startup's
-//! own pacing rate and its hold on new data (quinn's pacer always paces at about
-//! `cwnd / smoothed_rtt`), retransmission counts per stream offset, delivery-rate samples and
-//! Accurate ECN byte counts. The RTT sample is the adapter's own because quinn updates its
+//! own pacing rate, paced first flight and hold on new data (quinn's pacer always paces at
+//! `1.25 · cwnd / smoothed_rtt`), retransmission counts per stream offset and Accurate ECN byte
+//! counts. The RTT sample is the adapter's own because quinn updates its
 //! `RttEstimator` only after the ACK's `on_ack` calls (and does not expose its latest sample).
 
 use quinn::congestion::{Controller as QuinnController, ControllerFactory, ControllerMetrics};
 use serde::Serialize;
-use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase};
+use startlab_cc::{AckEvent, CongestionEvent, CongestionKind, Controller, Phase, RateSample};
 use startlab_units::{Dur, Time};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -88,8 +92,14 @@ struct State {
     initial_window: u64,
     /// Bytes sent so far (every datagram quinn reports), and per send instant the position after it.
     sent_bytes: u64,
-    sends: VecDeque<(Time, u64)>,
+    sends: VecDeque<Sent>,
     first_send: bool,
+    /// When `delivered` last grew (the delivery-rate samples' clock), and whether quinn last
+    /// reported nothing in flight (a rate interval then starts at the next send).
+    delivered_time: Time,
+    idle: bool,
+    /// The last delivery-rate sample handed to the controller.
+    last_rate: Option<RateSample>,
     /// The ACK frame being reported (`on_ack` calls so far) and the frame waiting to be applied.
     open: Option<Batch>,
     pending: Option<Batch>,
@@ -97,6 +107,16 @@ struct State {
     ack_pos: u64,
     delivered: u64,
     trace: ControllerTrace,
+}
+
+/// A send instant: the position in the bytes sent after it, and the delivery state then (the
+/// delivery-rate sample's start, as `startlab-quic` stamps each packet).
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    at: Time,
+    pos: u64,
+    delivered: u64,
+    delivered_time: Time,
 }
 
 /// One ACK frame's packets.
@@ -125,20 +145,25 @@ impl State {
         self.trace.cwnd.push(CwndSample { t_s: now.as_nanos() as f64 / 1e9, cwnd });
     }
 
-    /// The byte position after the last send at or before `sent`.
-    fn position(&self, sent: Time) -> u64 {
-        let i = self.sends.partition_point(|&(t, _)| t <= sent);
-        if i == 0 {
-            self.sends.front().map_or(0, |&(_, p)| p)
-        } else {
-            self.sends[i - 1].1
-        }
+    /// The last send at or before `sent` (the oldest kept if none).
+    fn send_at(&self, sent: Time) -> Option<Sent> {
+        let i = self.sends.partition_point(|e| e.at <= sent);
+        self.sends.get(i.saturating_sub(1)).copied()
     }
 
     /// Applies the ACK frame waiting (`startlab-quic`'s `Sender::on_ack` after its losses).
     fn flush(&mut self) {
         let Some(b) = self.pending.take() else { return };
         self.delivered += b.newly;
+        if b.newly > 0 {
+            self.delivered_time = b.now;
+        }
+        // The delivery rate since the newest packet acknowledged left (draft-cheng-iccrg-delivery-
+        // rate-estimation): what was delivered meanwhile, over the time.
+        let rate_sample = self
+            .send_at(b.newest_sent)
+            .filter(|e| e.delivered_time < b.now)
+            .map(|e| RateSample { delivered: self.delivered - e.delivered, interval: Dur(b.now.as_nanos() - e.delivered_time.as_nanos()) });
         self.ack_pos = self.ack_pos.max(b.newest_pos);
         if b.newly == 0 {
             return;
@@ -160,15 +185,21 @@ impl State {
             acked_segments: b.packets,
             timer_triggered: false,
             delivered: self.delivered,
-            rate_sample: None,
+            rate_sample,
             ce_bytes: 0,
         };
+        self.last_rate = rate_sample;
+        if self.cc.phase() == Phase::Recovery && self.cc.rides_out_recovery() {
+            // A startup that rides the recovery out (BBRv3) sees its ACKs; the window stays the
+            // recovery's.
+            self.cc.on_recovery_ack(&AckEvent { newly_acked: b.after_recovery, ..ev }, self.ack_pos);
+        }
         self.cc.on_ack(&ev);
         self.trace.acks += 1;
         self.record(b.now);
         // Send positions older than any packet still likely to be acknowledged are dropped.
         let keep_from = b.newest_sent.as_nanos().saturating_sub(10_000_000_000);
-        while self.sends.len() > 1 && self.sends[1].0.as_nanos() <= keep_from {
+        while self.sends.len() > 1 && self.sends[1].at.as_nanos() <= keep_from {
             self.sends.pop_front();
         }
     }
@@ -262,6 +293,9 @@ impl StartlabController {
             sent_bytes: 0,
             sends: VecDeque::new(),
             first_send: true,
+            delivered_time: Time::ZERO,
+            idle: true,
+            last_rate: None,
             open: None,
             pending: None,
             recovery_start: None,
@@ -276,6 +310,13 @@ impl StartlabController {
         self.0.clone()
     }
 
+    #[cfg(test)]
+    fn last_rate(&self) -> Option<RateSample> {
+        let mut s = self.0.lock();
+        s.flush();
+        s.last_rate
+    }
+
     /// quinn's `on_ack` without its `RttEstimator` (which only quinn can make; the adapter takes
     /// its own RTT sample): the ack-eliciting packet sent at `sent` and `bytes` long was newly
     /// acknowledged at `now`.
@@ -283,7 +324,7 @@ impl StartlabController {
         let mut s = self.0.lock();
         s.flush();
         let (now, sent) = (s.t(now), s.t(sent));
-        let pos = s.position(sent);
+        let pos = s.send_at(sent).map_or(0, |e| e.pos);
         let after = s.recovery_start.is_none_or(|r| sent > r);
         let b = s.open.get_or_insert(Batch { now, app_limited, ..Batch::default() });
         b.newly += bytes;
@@ -305,9 +346,15 @@ impl QuinnController for StartlabController {
         let t = s.t(now);
         s.sent_bytes += bytes;
         let pos = s.sent_bytes;
+        if s.idle {
+            // Nothing in flight: the rate interval starts now, not at the last delivery.
+            s.idle = false;
+            s.delivered_time = t;
+        }
+        let (delivered, delivered_time) = (s.delivered, s.delivered_time);
         match s.sends.back_mut() {
-            Some(last) if last.0 == t => last.1 = pos,
-            _ => s.sends.push_back((t, pos)),
+            Some(last) if last.at == t => last.pos = pos,
+            _ => s.sends.push_back(Sent { at: t, pos, delivered, delivered_time }),
         }
         if s.first_send {
             s.first_send = false;
@@ -323,6 +370,7 @@ impl QuinnController for StartlabController {
     fn on_end_acks(&mut self, _now: Instant, in_flight: u64, app_limited: bool, _largest_packet_num_acked: Option<u64>) {
         let mut s = self.0.lock();
         s.flush();
+        s.idle = in_flight == 0;
         if let Some(mut b) = s.open.take() {
             b.in_flight = in_flight;
             b.app_limited = app_limited;

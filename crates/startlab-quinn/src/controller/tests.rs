@@ -210,3 +210,19 @@ fn hystart_plus_plus_runs_inside_the_adapter() {
     assert_eq!(reason, "css-done");
     assert!(cwnd as u64 > 14_720, "{cwnd}");
 }
+
+#[test]
+fn each_ack_frame_carries_a_delivery_rate_sample() {
+    let mut s = Script::new("slow-start", "reno");
+    s.send(0.0, 10);
+    s.ack(40.0, 0.0, 10, 0);
+    // The first flight left with nothing delivered, its interval starting at the first send.
+    let r = s.c.last_rate().expect("a sample");
+    assert_eq!((r.delivered, r.interval), (10 * MDS, Dur(40_000_000)));
+    s.send(40.0, 20);
+    s.ack(80.0, 40.0, 10, 10 * MDS);
+    // Delivered since the newest packet left (at 40 ms, after 10 datagrams were delivered at 40 ms).
+    let r = s.c.last_rate().expect("a sample");
+    assert_eq!((r.delivered, r.interval), (10 * MDS, Dur(40_000_000)));
+    assert!((r.rate() - 10.0 * MDS as f64 / 0.040).abs() < 1e-6);
+}
