@@ -222,7 +222,7 @@ def _real(
     import tempfile
 
     from .real import kernelbpf, side_by_side
-    from .real.testbed import TestbedError
+    from .real.system import RealSystemError
 
     path = _scenario_file(scenario)
     ported = sorted({kernelbpf.variant(s).algorithm.sim for s in stacks if s.startswith("kernel:bpf-")})
@@ -235,7 +235,7 @@ def _real(
                 results = side_by_side.compare_real(
                     path, stacks, out or Path(scratch), startup=startup, tag=tag, recovery=recovery, avoidance=avoidance, bpf_params=bpf_params
                 )
-        except TestbedError as e:
+        except RealSystemError as e:  # the testbed, a kernel setting, a missing startlab-quinn binary
             raise _Failure(f"error: {e}", 2) from e
         except ValueError as e:
             raise _Failure(f"error: {e}", 2) from e
@@ -352,7 +352,7 @@ def net_send(scenario: str, server: str, key_file: Path | None, flow: int, durat
 
 @click.command("compare-real")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr, kernel:bpf-NAME[+cubic] (startlab kernel list).")
+@click.option("--stacks", default="sim,udp,kernel:cubic", show_default=True, help="Comma-separated: sim, udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr, kernel:bpf-NAME[+cubic] (startlab kernel list); for a QUIC flow quinn:startlab (startlab's algorithm inside quinn), quinn:cubic, quinn:newreno, quinn:bbr.")
 @click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
 @click.option("--recovery", help='The sim and udp stacks\' tcp.recovery instead of the scenario\'s (e.g. "linux", the kernel\'s RACK-TLP + PRR).')
 @click.option("--avoidance", help="The sim and udp stacks' tcp.congestion_avoidance instead of the scenario's (e.g. reno beside kernel:reno).")
@@ -376,7 +376,7 @@ def compare_real(
 
 @testbed_group.command("run")
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr or kernel:bpf-NAME[+cubic] (startlab kernel list).")
+@click.option("--stack", default="udp", show_default=True, help="udp, kernel:cubic, kernel:cubic-nohystart, kernel:reno, kernel:bbr, kernel:bpf-NAME[+cubic] (startlab kernel list) or quinn:startlab|cubic|newreno|bbr.")
 @click.option("--startup", help="Run the scenario's flow with this startup algorithm (its defaults) instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print the row as JSON.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write compare.json, cwnd.json and cwnd.png here.")
@@ -389,7 +389,7 @@ def testbed_run(scenario: str, stack: str, startup: str | None, as_json: bool, o
     except ValueError as e:
         raise _Failure(f"error: {e}", 2) from e
     if names == ["sim"] or len(names) != 1:
-        raise _Failure("error: --stack: one testbed stack (udp or kernel:NAME); `startlab run` runs the simulator", 2)
+        raise _Failure("error: --stack: one testbed stack (udp, kernel:NAME or quinn:NAME); `startlab run` runs the simulator", 2)
     _real(scenario, names, startup, as_json, out, "run")
 
 

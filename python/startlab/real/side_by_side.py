@@ -1,9 +1,11 @@
 """``startlab compare-real``: one scenario's path run by the simulator, by startlab-udp (the same
-sans-IO endpoints on real sockets) and by the Linux kernel's TCP through the testbed's router, with
-the startup's figures side by side (docs/REAL.md).
+sans-IO endpoints on real sockets), by the Linux kernel's TCP and, for a QUIC flow, by the quinn
+QUIC stack (startlab's algorithm inside it, or its own) through the testbed's router, with the
+startup's figures side by side (docs/REAL.md).
 
 Every time is seconds since the stack's first data packet: the simulator's ``t0``, the UDP
-sender's first DATA datagram, the kernel sender's first ``send()`` (startlab.real.kerneltcp). Drops are
+sender's first DATA datagram, the kernel sender's first ``send()`` (startlab.real.kerneltcp), the
+quinn server's first response byte written to its stream. Drops are
 the bottleneck's: the simulator's drop events, the testbed router's drop log (data direction) on
 the same clock as the endpoints (``CLOCK_MONOTONIC``).
 """
@@ -16,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: The stacks compare-real knows: the simulator, startlab-udp, and kernel congestion controls.
+#: The stacks compare-real knows: the simulator, startlab-udp, kernel congestion controls, and
+#: quinn with startlab's algorithm or its own (a QUIC flow's; startlab.real.quinn).
 KERNEL_STACKS = ("kernel:cubic", "kernel:cubic-nohystart", "kernel:reno", "kernel:bbr")
-STACKS = ("sim", "udp", *KERNEL_STACKS)
+QUINN_STACKS = ("quinn:startlab", "quinn:cubic", "quinn:newreno", "quinn:bbr")
+STACKS = ("sim", "udp", *KERNEL_STACKS, *QUINN_STACKS)
 #: Drops are counted over this first stretch of each run (issue 15's "drops in the first 5 s").
 DROP_WINDOW_S = 5.0
 
@@ -65,7 +69,7 @@ def parse_stacks(text: str) -> list[str]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        name = part if part in STACKS or part.startswith("kernel:") else f"kernel:{part}"
+        name = part if part in STACKS or part.startswith(("kernel:", "quinn:")) else f"kernel:{part}"
         if name.startswith("kernel:bpf-"):
             from .kerneltcp import stack_name
 
@@ -244,6 +248,41 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     )  # fmt: skip
 
 
+def run_quinn(tb: Any, scenario: Path, flow: dict[str, Any], stack: str) -> StackResult:
+    """quinn (``quinn:startlab``: startlab's algorithm for the flow inside quinn; ``quinn:NAME``:
+    quinn's own controller) through the router running the scenario. Times from the server's
+    first response byte; the window in full datagrams."""
+    from . import quinn
+
+    if flow.get("quic") is None:
+        raise ValueError(f"--stacks {stack}: quinn runs QUIC flows; the scenario's flow is TCP (add `quic = {{}}` to its [[flows]] entry)")
+    tb.start_router(scenario)
+    try:
+        run = quinn.testbed_transfer(tb, scenario, stack)
+    finally:
+        report = tb.stop_router()
+    server, client = run["server"], run["client"]
+    t0 = server["first_byte_s"] or 0.0
+    mds = float(server["max_datagram_size"])
+    drops = _drops(report, server["origin_mono_s"] + t0)
+    exit_ = server.get("startup_exit")
+    # The client's goodput: the response's bytes over its time from the first byte to the last.
+    span = (client.get("completion_s") or 0.0) - (client.get("first_byte_s") or 0.0)
+    return StackResult(
+        stack=stack, exit_time_s=None if exit_ is None else exit_["time_s"] - t0, exit_reason="not-exited" if exit_ is None else exit_["reason"],
+        exit_cwnd_pkts=None if exit_ is None else exit_["cwnd_pkts"],
+        first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
+        goodput_bps=client["bytes"] * 8 / span if span > 0 else None,
+        cwnd=[(s["t_s"] - t0, s["cwnd"] / mds) for s in server["cwnd"]], router=_router_summary(report),
+        detail={
+            "completed": bool(server["completed"] and client["completed"]), "bytes": client["bytes"], "lost_packets": server["lost_packets"],
+            "lost_bytes": server["lost_bytes"], "congestion_events": server["congestion_events"], "sent_packets": server["sent_packets"],
+            "completion_s": None if server["completion_s"] is None else server["completion_s"] - t0, "rtt_s": server["rtt_s"],
+            "controller": server.get("controller") and {k: v for k, v in server["controller"].items() if k != "cwnd"}, "error": server.get("error"),
+        },
+    )  # fmt: skip
+
+
 def compare_real(
     scenario: str | Path,
     stacks: list[str],
@@ -275,6 +314,12 @@ def compare_real(
     if real:
         from .testbed import Testbed, TestbedError, permitted
 
+        if any(s in QUINN_STACKS for s in real):
+            from . import quinn
+
+            quinn.binary()  # a missing binary is named before any testbed is built
+            if flow.get("quic") is None:
+                raise ValueError("--stacks: the quinn stacks run QUIC flows; the scenario's flow is TCP (add `quic = {}` to its [[flows]] entry)")
         reason = permitted()
         if reason is not None:
             raise TestbedError(f"stacks {', '.join(real)} need the testbed, which cannot run here: {reason}")
@@ -284,6 +329,8 @@ def compare_real(
                     results.append(run_sim(path))
                 elif stack == "udp":
                     results.append(run_udp(tb, path, flow))
+                elif stack in QUINN_STACKS:
+                    results.append(run_quinn(tb, path, flow, stack))
                 else:
                     results.append(run_kernel(tb, path, flow, stack, bpf_params))
     else:
