@@ -326,7 +326,8 @@ impl FlowContext {
         if self.handshake {
             return Ok(());
         }
-        Err(ParamError::new("algorithm", format!("{algorithm:?} sizes its first flight from the handshake RTT; it needs tcp.handshake = true")))
+        let key = if self.quic { "quic.handshake" } else { "tcp.handshake" };
+        Err(ParamError::new("algorithm", format!("{algorithm:?} sizes its first flight from the handshake RTT; it needs {key} = true")))
     }
 }
 

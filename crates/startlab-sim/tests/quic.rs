@@ -239,6 +239,8 @@ mod random {
         for (i, (startup, hs, pacing, thr, mad, window, drops, kb, start, ecn)) in flows.iter().enumerate() {
             let window = window.map_or(String::new(), |w| format!(", max_data = \"{w}KB\""));
             let ssthresh = if matches!(*startup, "smooth-start" | "dbc") { ", initial_ssthresh = \"64pkt\"" } else { "" };
+            // Jump-Start and More-Start size their first flight from the handshake's RTT.
+            let hs = *hs || matches!(*startup, "jump-start" | "more-start");
             let extra = if *startup == "careful-resume" { ", saved_rate = \"5Mbps\", saved_rtt = \"50ms\"" } else { "" };
             s += &format!(
                 "[[flows]]\nname = \"q{i}\"\nstart = \"{start}ms\"\nsize = \"{kb}KB\"\ndrops = {drops:?}\nquic = {{ handshake = {hs}, pacing = {pacing}, ack_eliciting_threshold = {thr}, max_ack_delay = \"{mad}ms\"{window} }}\ntcp = {{ congestion_avoidance = \"cubic\", ecn = {ecn}{ssthresh} }}\nstartup = {{ algorithm = \"{startup}\"{extra} }}\n"

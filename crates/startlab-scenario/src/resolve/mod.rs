@@ -87,7 +87,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 format!("{:?} asks the routers with the Quick-Start IP and TCP options (RFC 4782), which a QUIC connection cannot carry; run it over TCP", startup.name()),
             );
         }
-        classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp)?;
+        classic_startup_checks(&format!("{p}.startup"), f.startup.as_ref(), &startup, &tcp, quic.is_some())?;
         if startup.decl().sets_initial_window {
             // ALGORITHMS.md §10.4: Initial-Start is only a larger IW; it becomes the flow's IW.
             let given = f.tcp.as_ref().is_some_and(|t| t.initial_window.is_some()) || f.quic.as_ref().is_some_and(|q| q.initial_window.is_some());

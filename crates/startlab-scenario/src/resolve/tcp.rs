@@ -103,7 +103,7 @@ pub(super) fn rate_text(bps: f64) -> String {
 /// The checks of the startup's declaration that need the flow's TCP settings or compare
 /// parameters, and the per-response keys only fast startups take. `t` is the flow's `startup`
 /// table as written.
-pub(super) fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, s: &StartupSpec, tcp: &TcpSpec) -> R<()> {
+pub(super) fn classic_startup_checks(p: &str, t: Option<&std::collections::BTreeMap<String, serde_json::Value>>, s: &StartupSpec, tcp: &TcpSpec, quic: bool) -> R<()> {
     let decl = s.decl();
     // Per-response fast startups (docs/algorithms/quick-start.md, jump-start.md, more-start.md).
     let tcp_path = p.strip_suffix(".startup").or_else(|| p.rsplit_once(".mix[").map(|(head, _)| head)).unwrap_or(p);
@@ -120,7 +120,8 @@ pub(super) fn classic_startup_checks(p: &str, t: Option<&std::collections::BTree
         );
     }
     let given = |k: &str| t.is_some_and(|t| t.contains_key(k));
-    (decl.check)(&s.params(), &tcp.flow_context(), &given).map_err(|e| ScenarioError::new(format!("{p}.{}", e.key), e.message))
+    let cx = startlab_cc::decl::FlowContext { quic, ..tcp.flow_context() };
+    (decl.check)(&s.params(), &cx, &given).map_err(|e| ScenarioError::new(format!("{p}.{}", e.key), e.message))
 }
 
 /// `tcp.congestion_avoidance` and the avoidance parameters of the `tcp` table `p`, checked against

@@ -66,7 +66,7 @@ pub(super) fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topolog
                     return err(format!("{q}.share"), format!("{share} is not valid; expected a probability above 0 and at most 1"));
                 }
                 let s = startup(&q, Some(&table), tcp.mss)?;
-                classic_startup_checks(&q, Some(&table), &s, tcp)?;
+                classic_startup_checks(&q, Some(&table), &s, tcp, false)?;
                 if s.decl().sets_initial_window {
                     return err(format!("{q}.algorithm"), format!("{:?} sets the initial window; give it as tcp.initial_window of a separate {group}", s.name()));
                 }
@@ -80,7 +80,7 @@ pub(super) fn mix_and_ends(p: &str, w: &Picks<'_>, tcp: &TcpSpec, topo: &Topolog
         }
         (startup_table, None) => {
             let s = startup(&format!("{p}.startup"), *startup_table, tcp.mss)?;
-            classic_startup_checks(&format!("{p}.startup"), *startup_table, &s, tcp)?;
+            classic_startup_checks(&format!("{p}.startup"), *startup_table, &s, tcp, false)?;
             if s.decl().sets_initial_window {
                 return err(format!("{p}.startup.algorithm"), format!("{:?} sets the initial window; use tcp.initial_window in {group}", s.name()));
             }
@@ -197,7 +197,7 @@ pub(super) fn replay_group(p: &str, r: &raw::Replay, topo: &Topology, duration: 
     };
     let tcp = tcp(&format!("{p}.tcp"), r.tcp.clone().unwrap_or_default())?;
     let startup = startup(&format!("{p}.startup"), r.startup.as_ref(), tcp.mss)?;
-    classic_startup_checks(&format!("{p}.startup"), r.startup.as_ref(), &startup, &tcp)?;
+    classic_startup_checks(&format!("{p}.startup"), r.startup.as_ref(), &startup, &tcp, false)?;
     if startup.decl().sets_initial_window {
         return err(format!("{p}.startup.algorithm"), format!("{:?} sets the initial window; use tcp.initial_window in [[replay]]", startup.name()));
     }
