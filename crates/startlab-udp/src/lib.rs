@@ -112,7 +112,7 @@ mod serve;
 mod timing;
 pub mod wire;
 
-pub use report::{AckSample, DropCounts, PacingReport, ReceiverReport, SendReport, ServeReport, StartupDetail, StartupExitReport, TimelineSample};
+pub use report::{AckSample, DropCounts, PacingReport, QuicClientReport, ReceiverReport, SendReport, ServeReport, StartupDetail, StartupExitReport, TimelineSample};
 pub use send::send;
 pub use serve::{serve, Server};
 pub use wire::{DATA_OVERHEAD, KEY_LEN, MAX_MSS};

@@ -15,8 +15,25 @@ use std::io::{self, IoSliceMut};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
+mod quic;
+pub(crate) use quic::{ip_ecn, plausible, quic_settings};
+
 /// The payload of every DATA datagram ("any filler").
 static ZEROS: [u8; MAX_MSS as usize] = [0; MAX_MSS as usize];
+
+/// What both transports' sending sides start from.
+struct Common {
+    key: Key,
+    conn: u64,
+    sock: UdpSocket,
+    server: SocketAddr,
+    server_text: String,
+    limit: Dur,
+    connect_timeout: Dur,
+    spin: Dur,
+    /// The scenario's `drops`, sorted and deduplicated.
+    forced: Vec<u64>,
+}
 
 /// CLOSE is sent this many times at most while no CLOSE_ACK comes back.
 const CLOSE_TRIES: u32 = 5;
@@ -33,8 +50,7 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
     let scenario = &cfg.scenario;
     let no_flow = || NetError::NoFlow { index: cfg.flow, count: scenario.flows.len() };
     let flow = scenario.flows.get(cfg.flow).ok_or_else(no_flow)?;
-    let settings = check_flow(flow)?;
-    let (sender, _) = startlab_sim::flow_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
+    refuse_unsupported(flow)?;
     let limit = seconds("duration_s", cfg.duration_s.unwrap_or(scenario.duration.as_secs_f64()))?;
     let connect_timeout = seconds("connect_timeout_s", cfg.connect_timeout_s)?;
     if cfg.spin_us > 100_000 {
@@ -55,11 +71,21 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
     let mut forced = flow.drops.clone();
     forced.sort_unstable();
     forced.dedup();
+    let spin = Dur::from_micros(cfg.spin_us);
+    let conn = random_u64("connection id")?;
+    if let Some(q) = &flow.quic {
+        let (server_ep, _) = startlab_sim::flow_quic_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
+        let settings = quic_settings(flow, q);
+        let common = Common { key, conn, sock, server, server_text: cfg.server.clone(), limit, connect_timeout, spin, forced };
+        return quic::run(common, flow, server_ep, settings);
+    }
+    let settings = check_flow(flow)?;
+    let (sender, _) = startlab_sim::flow_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
     let client = Client {
         v6: server.is_ipv6(),
         sock,
         key,
-        conn: random_u64("connection id")?,
+        conn,
         next_pn: 0,
         clock: Clock::start(),
         handshake: flow.tcp.handshake,
@@ -98,13 +124,13 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         bytes_received: 0,
         send_blocked: 0,
         icmp_unreachable: 0,
-        spin: Dur::from_micros(cfg.spin_us),
+        spin,
     };
     client.run(&flow.name, server, limit, connect_timeout)
 }
 
-/// Refuses what the transport cannot run; the receiver settings the INIT carries.
-fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> {
+/// Refuses what neither transport can run.
+fn refuse_unsupported(flow: &startlab_scenario::FlowSpec) -> Result<(), NetError> {
     let unsupported = |message: String| NetError::Unsupported { flow: flow.name.clone(), message };
     if flow.startup.decl().router_approval {
         return Err(unsupported(
@@ -116,6 +142,13 @@ fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> 
     if flow.app.is_some() {
         return Err(unsupported("a request/response flow ([flows.app]) needs an application; startlab-udp runs one bulk transfer of `size` bytes".into()));
     }
+    if flow.tcp.ecn == startlab_scenario::EcnSpec::L4s && flow.quic.is_some() {
+        return Err(unsupported(
+            "a QUIC flow with tcp.ecn = \"l4s\" sends ECT(1) and hands the CE count to the controller as L4S feedback; \
+             startlab-udp's QUIC mode marks ECT(0) only; run it in the simulator, or use tcp.ecn = true"
+                .into(),
+        ));
+    }
     if flow.tcp.ecn == startlab_scenario::EcnSpec::L4s {
         return Err(unsupported(
             "tcp.ecn = \"l4s\" needs ECT(1) data and Accurate ECN feedback (RFC 9768), which the datagram format does not carry \
@@ -123,6 +156,12 @@ fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> 
                 .into(),
         ));
     }
+    Ok(())
+}
+
+/// Refuses what the TCP mode cannot run; the receiver settings the INIT carries.
+fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> {
+    let unsupported = |message: String| NetError::Unsupported { flow: flow.name.clone(), message };
     let settings = settings_for(&flow.tcp);
     if flow.tcp.mss > MAX_MSS as u64 {
         return Err(unsupported(format!("tcp.mss = {} B does not fit one UDP datagram; at most {MAX_MSS} B", flow.tcp.mss)));
@@ -511,7 +550,7 @@ impl Client {
             Body::InitAck { token, syn_ack } => Incoming::InitAck { token, syn_ack },
             Body::Ack { ack, verified, delay_ns } => Incoming::Ack { ack, verified, delay: Dur(delay_ns as u64) },
             Body::CloseAck => Incoming::CloseAck,
-            Body::Init { .. } | Body::Data { .. } | Body::Close { .. } => {
+            Body::Init { .. } | Body::Data { .. } | Body::Close { .. } | Body::InitQuic { .. } | Body::Quic(_) => {
                 self.drops.count(DropReason::UnexpectedType);
                 return Ok(());
             }
@@ -594,6 +633,7 @@ impl Client {
         SendReport {
             conn_id: format!("{:016x}", self.conn),
             flow: flow.to_string(),
+            transport: "tcp".to_string(),
             startup: cc.startup_name().to_string(),
             congestion_avoidance: cc.avoidance_name().to_string(),
             mss: self.mss,
@@ -612,17 +652,7 @@ impl Client {
                 cwnd_bytes: e.cwnd,
                 cwnd_pkts: e.cwnd / self.mss as f64,
             }),
-            startup_details: cc
-                .startup_report()
-                .into_iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        startlab_cc::startup::Detail::Num(x) => StartupDetail::Num(x),
-                        startlab_cc::startup::Detail::Text(t) => StartupDetail::Text(t.to_string()),
-                    };
-                    (k.to_string(), v)
-                })
-                .collect(),
+            startup_details: details(cc),
             exit_reason: match (exit, completed) {
                 (Some(e), _) => e.reason.as_str().to_string(),
                 (None, true) => "completed".to_string(),
@@ -649,9 +679,24 @@ impl Client {
             send_blocked: self.send_blocked,
             icmp_unreachable: self.icmp_unreachable,
             close_acknowledged: self.close_acked,
+            ce_received: 0,
             cpu_s,
         }
     }
+}
+
+/// The startup algorithm's own report, as the simulator's columns name it.
+fn details(cc: &startlab_cc::Controller) -> std::collections::BTreeMap<String, StartupDetail> {
+    cc.startup_report()
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                startlab_cc::startup::Detail::Num(x) => StartupDetail::Num(x),
+                startlab_cc::startup::Detail::Text(t) => StartupDetail::Text(t.to_string()),
+            };
+            (k.to_string(), v)
+        })
+        .collect()
 }
 
 #[cfg(test)]
