@@ -153,7 +153,7 @@ struct Conn {
 
 /// What runs at this end: the scenario's TCP receiver, or its QUIC client endpoint.
 enum Ends {
-    Tcp { settings: Settings, receiver: Receiver },
+    Tcp { settings: Settings, receiver: Box<Receiver> },
     Quic(Box<quic::QuicEnd>),
 }
 
@@ -269,7 +269,7 @@ impl State {
         }
         if self.conn.is_none() {
             let Incoming::Init { settings, .. } = incoming else { unreachable!("only an INIT passes without a connection") };
-            self.open(conn_id, src, now, Ends::Tcp { settings, receiver: Receiver::new(settings.receiver_config()) })?;
+            self.open(conn_id, src, now, Ends::Tcp { settings, receiver: Box::new(Receiver::new(settings.receiver_config())) })?;
         }
         if !self.accept(pn, n, now) {
             return Ok(());

@@ -565,3 +565,43 @@ pub(crate) fn plausible(p: &Transmit, datagram_pn: u64, ep: &Endpoint) -> bool {
     let data_ok = p.data.is_none_or(|(off, len)| off + len as u64 <= base + MAX_AHEAD);
     p.pn <= datagram_pn && acked_ok && data_ok && p.size as u64 >= 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The INIT's settings build the client the simulator builds (compared through their Debug
+    /// form: the endpoint's whole state), for several `quic` tables.
+    #[test]
+    fn init_settings_build_the_simulators_client() {
+        for (quic, ecn) in [
+            ("", "false"),
+            (r#"handshake = false, pacing = false, max_data = "1MB""#, "true"),
+            (r#"ack_eliciting_threshold = 10, max_ack_delay = "5ms", immediate_ack_on_reorder = false, max_ack_ranges = 4, request = "2KB""#, "false"),
+            (r#"packet_threshold = 5, time_threshold = 1.5, granularity = "2ms", initial_rtt = "100ms", max_datagram_size = "1350B", pacing_gain = 2.0"#, "true"),
+        ] {
+            let text = format!(
+                r#"
+                seed = 1
+                duration = "10s"
+                [topology]
+                kind = "dumbbell"
+                bottleneck_rate = "100Mbps"
+                rtt = "20ms"
+                access_rate = "1Gbps"
+                queue = {{ kind = "droptail", limit = "100pkt" }}
+                [[flows]]
+                name = "f"
+                size = "1MB"
+                quic = {{ {quic} }}
+                tcp = {{ ecn = {ecn} }}
+                "#
+            );
+            let s = startlab_scenario::from_toml(&text).unwrap_or_else(|e| panic!("{quic}: {e}"));
+            let (_, expected) = startlab_sim::flow_quic_endpoints(&s, 0).unwrap();
+            let f = &s.flows[0];
+            let ours = quic_settings(f, f.quic.as_ref().unwrap()).client_endpoint();
+            assert_eq!(format!("{ours:?}"), format!("{expected:?}"), "quic = {{ {quic} }}");
+        }
+    }
+}

@@ -502,3 +502,194 @@ fn read_ack(r: &mut Reader<'_>, space: Space, ecn: bool) -> Result<AckFrame, Dro
     let ecn = if ecn { Some(EcnCounts { ect0: r.varint()?, ect1: r.varint()?, ce: r.varint()? }) } else { None };
     Ok(AckFrame { space, ranges, ack_delay, ecn })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{decode, encode, encoded_len, verify, Body, Datagram, Key, HEADER_LEN, KEY_LEN, MAC_LEN};
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEY: Key = [9; KEY_LEN];
+
+    fn arb_space() -> impl Strategy<Value = Space> {
+        prop_oneof![Just(Space::Initial), Just(Space::Handshake), Just(Space::AppData)]
+    }
+
+    /// Ranges built from the lowest up (`start`, then (length, gap) pairs), given highest first.
+    fn arb_ranges() -> impl Strategy<Value = Vec<(u64, u64)>> {
+        (0u64..1 << 40, prop::collection::vec((0u64..5000, 0u64..5000), 1..40)).prop_map(|(start, steps)| {
+            let mut out = Vec::new();
+            let mut low = start;
+            for (len, gap) in steps {
+                out.push((low, low + len));
+                low += len + 2 + gap;
+            }
+            out.reverse();
+            out
+        })
+    }
+
+    fn arb_transmit() -> impl Strategy<Value = Transmit> {
+        let ack = (arb_ranges(), 0u64..1 << 40, prop::option::of((0u64..1 << 40, 0u64..1 << 40, 0u64..1 << 40)));
+        let freq = (0u64..1 << 30, any::<u32>(), 0u64..1 << 40, 0u64..100).prop_map(|(sequence, t, d, r)| AckFrequency {
+            sequence,
+            ack_eliciting_threshold: t,
+            request_max_ack_delay: Dur(d),
+            reordering_threshold: r,
+        });
+        (
+            (arb_space(), 0u64..1 << 50, prop_oneof![1u32..1600, 1u32..=MAX_DATAGRAM as u32], prop::option::of((0u64..1 << 50, any::<u32>()))),
+            (prop::option::of(ack), any::<bool>(), prop::option::of(0..=VARINT_MAX), prop::option::of(freq), any::<[bool; 3]>()),
+        )
+            .prop_map(|((space, pn, size, data), (ack, handshake_done, max_data, ack_frequency, b))| Transmit {
+                space,
+                pn,
+                size,
+                data,
+                ack: ack.map(|(ranges, delay, ecn)| AckFrame { space, ranges, ack_delay: Dur(delay), ecn: ecn.map(|(ect0, ect1, ce)| EcnCounts { ect0, ect1, ce }) }),
+                handshake_done,
+                max_data,
+                ack_frequency,
+                ack_eliciting: b[0],
+                probe: b[1],
+                retransmission: b[2],
+            })
+    }
+
+    fn bytes(d: &Datagram<'_>) -> Vec<u8> {
+        let mut buf = vec![0; MAX_DATAGRAM];
+        let n = encode(&KEY, &mut buf, d);
+        buf.truncate(n);
+        buf
+    }
+
+    fn settings() -> QuicSettings {
+        QuicSettings {
+            handshake: true,
+            sizes: HandshakeSizes::default(),
+            request: 100,
+            ack_policy: AckPolicy::default(),
+            receive_window: Some(1 << 20),
+            max_datagram_size: 1472,
+            loss: LossConfig::default(),
+            pacing: true,
+            pacing_gain: 1.25,
+            initial_window: 14_720,
+            ecn: true,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        /// Every packet the endpoints can produce round-trips, is exactly `size` bytes when its
+        /// fields fit (else just its fields), authenticates, and any strict prefix is truncated or
+        /// malformed, never a panic.
+        #[test]
+        fn every_quic_packet_round_trips_at_its_size(packet in arb_transmit(), hold_ns in any::<u32>(), flip in any::<prop::sample::Index>()) {
+            let d = Datagram { conn: 5, pn: 6, body: Body::Quic(QuicDatagram { hold_ns, packet: packet.clone() }) };
+            let b = bytes(&d);
+            prop_assert_eq!(b.len(), encoded_len(&d));
+            let fields = HEADER_LEN + MAC_LEN + fields_len(&QuicDatagram { hold_ns, packet: packet.clone() });
+            prop_assert_eq!(b.len(), fields.max(packet.size as usize));
+            prop_assert_eq!(decode(&b), Ok(d.clone()));
+            prop_assert!(verify(&KEY, &b));
+            let mut changed = b.clone();
+            changed[flip.index(b.len())] ^= 0x21;
+            prop_assert!(decode(&changed).is_err() || !verify(&KEY, &changed), "a changed byte is caught");
+            for cut in [0, 1, HEADER_LEN, HEADER_LEN + 1, b.len() / 2, b.len() - 1] {
+                prop_assert!(decode(&b[..cut]).is_err(), "a prefix of {} bytes decodes", cut);
+            }
+        }
+
+        /// Arbitrary bytes after a QUIC header and before a MAC never panic; whatever decodes
+        /// re-encodes to the same bytes.
+        #[test]
+        fn arbitrary_quic_fields_never_panic(fl in any::<u8>(), rest in prop::collection::vec(any::<u8>(), 0..300)) {
+            let mut b = vec![super::super::VERSION, 7, fl];
+            b.extend([0; 16]);
+            b.extend(rest);
+            b.extend([0; MAC_LEN]);
+            if let Ok(d) = decode(&b) {
+                let again = bytes(&d);
+                prop_assert_eq!(&again[..again.len() - MAC_LEN], &b[..b.len() - MAC_LEN]);
+            }
+        }
+
+        /// QUIC INIT settings round-trip at exactly 1200 bytes.
+        #[test]
+        fn quic_init_round_trips(handshake in any::<bool>(), request in 0u64..1 << 40, window in prop::option::of(1u64..1 << 40), thr in 1u32..100, gain in 0.1f64..4.0, ecn in any::<bool>()) {
+            let s = QuicSettings { handshake, request, receive_window: window, pacing_gain: gain, ecn, ack_policy: AckPolicy { ack_eliciting_threshold: thr, ecn, ..AckPolicy::default() }, ..settings() };
+            let d = Datagram { conn: 1, pn: 0, body: Body::InitQuic { settings: s } };
+            let b = bytes(&d);
+            prop_assert_eq!(b.len(), QUIC_INIT_LEN);
+            prop_assert_eq!(decode(&b), Ok(d));
+        }
+    }
+
+    /// Encodes `d` and lets `change` alter the bytes before the MAC (the MAC is not recomputed:
+    /// `decode` checks structure only).
+    fn altered(d: &Datagram<'_>, change: impl FnOnce(&mut Vec<u8>)) -> Result<Datagram<'static>, DropReason> {
+        let mut b = bytes(d);
+        change(&mut b);
+        decode(&b).map(|d| match d.body {
+            Body::Quic(q) => Datagram { conn: d.conn, pn: d.pn, body: Body::Quic(q) },
+            Body::InitQuic { settings } => Datagram { conn: d.conn, pn: d.pn, body: Body::InitQuic { settings } },
+            _ => unreachable!(),
+        })
+    }
+
+    #[test]
+    fn malformed_quic_datagrams_are_refused_not_panicked_on() {
+        let ack = AckFrame { space: Space::AppData, ranges: vec![(10, 20), (3, 5)], ack_delay: Dur(1000), ecn: None };
+        let p = Transmit { space: Space::AppData, pn: 7, size: 200, data: None, ack: Some(ack), handshake_done: false, max_data: None, ack_frequency: None, ack_eliciting: false, probe: false, retransmission: false };
+        let d = Datagram { conn: 1, pn: 9, body: Body::Quic(QuicDatagram { hold_ns: 0, packet: p }) };
+        let body = HEADER_LEN; // the space byte
+        assert!(altered(&d, |_| {}).is_ok());
+        assert_eq!(altered(&d, |b| b[body] = 3), Err(DropReason::Malformed), "space 3");
+        assert_eq!(altered(&d, |b| b[body] |= 0x80), Err(DropReason::Malformed), "an undefined bit of the space byte");
+        assert_eq!(altered(&d, |b| b[2] = (b[2] & !qflags::ACK) | qflags::ECN), Err(DropReason::Malformed), "ECN counts without an ACK frame");
+        let n = bytes(&d).len();
+        assert_eq!(altered(&d, |b| b[n - MAC_LEN - 1] = 1), Err(DropReason::Malformed), "padding that is not zero");
+        assert_eq!(altered(&d, |b| b.insert(n - MAC_LEN, 0)), Err(DropReason::Malformed), "padding beyond the size");
+        assert_eq!(altered(&d, |b| { b.remove(n - MAC_LEN - 1); }), Err(DropReason::Truncated), "padding short of the size");
+        // hold (1 byte: 0), pn (1 byte: 7), size (2 bytes: 200), then the ACK: largest 20, delay
+        // 1000 (2 bytes), count 1, first range 10, gap 3, length 2.
+        let ack_at = body + 1 + 1 + 1 + 2;
+        assert_eq!(bytes(&d)[ack_at], 20);
+        assert_eq!(altered(&d, |b| b[ack_at + 4] = 21), Err(DropReason::Malformed), "a first range below packet 0");
+        assert_eq!(altered(&d, |b| b[ack_at + 5] = 30), Err(DropReason::Malformed), "a gap below packet 0");
+        // 60 ranges: the padding's zeros are read as (gap 0, length 0) ranges, which run below 0.
+        assert_eq!(altered(&d, |b| b[ack_at + 3] = 60), Err(DropReason::Malformed), "more ranges than fit");
+        // A non-minimal varint: pn 7 on two bytes (and the size field then one byte later).
+        assert_eq!(
+            altered(&d, |b| {
+                b[body + 2] = 0x40;
+                b.insert(body + 3, 7);
+                b.remove(n - MAC_LEN - 1);
+            }),
+            Err(DropReason::Malformed),
+            "pn 7 written on two bytes"
+        );
+        // Size 0.
+        let mut z = d.clone();
+        if let Body::Quic(q) = &mut z.body {
+            q.packet.size = 1;
+        }
+        assert_eq!(altered(&z, |b| b[body + 3] = 0), Err(DropReason::Malformed), "size 0");
+        // A QUIC INIT with SYN, or cut short of 1200 bytes, or with settings out of range.
+        let init = Datagram { conn: 1, pn: 0, body: Body::InitQuic { settings: settings() } };
+        assert_eq!(altered(&init, |b| b[2] |= super::super::flags::SYN), Err(DropReason::Malformed));
+        assert_eq!(altered(&init, |b| { b.remove(QUIC_INIT_LEN - MAC_LEN - 1); }), Err(DropReason::Truncated));
+        for bad in [
+            QuicSettings { max_datagram_size: 1199, ..settings() },
+            QuicSettings { pacing_gain: f64::NAN, ..settings() },
+            QuicSettings { initial_window: 1000, ..settings() },
+            QuicSettings { ack_policy: AckPolicy { ack_eliciting_threshold: 0, ..AckPolicy::default() }, ..settings() },
+            QuicSettings { loss: LossConfig { time_threshold: (9, 0), ..LossConfig::default() }, ..settings() },
+            QuicSettings { receive_window: Some(0), ..settings() },
+        ] {
+            assert_eq!(altered(&Datagram { conn: 1, pn: 0, body: Body::InitQuic { settings: bad } }, |_| {}), Err(DropReason::Malformed), "{bad:?}");
+        }
+    }
+}
