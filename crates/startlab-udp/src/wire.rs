@@ -387,7 +387,8 @@ pub fn verify(key: &Key, datagram: &[u8]) -> bool {
     diff == 0
 }
 
-/// Reads a datagram's structure. Never panics, never allocates, whatever the bytes.
+/// Reads a datagram's structure. Never panics, whatever the bytes; allocates only a QUIC ACK frame's
+/// ranges (at most [`MAX_ACK_RANGES`]).
 pub fn decode(datagram: &[u8]) -> Result<Datagram<'_>, DropReason> {
     match datagram.first() {
         None => return Err(DropReason::Truncated),

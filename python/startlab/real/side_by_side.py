@@ -231,7 +231,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     send = run["sender"]
     exit_ = send.get("startup_exit") or {"reason": send.get("exit_reason", "not-exited")}
     drops = _drops(report, send["t0_mono_s"])
-    mss = float(flow["tcp"]["mss"])
+    mss = float(send.get("mss") or flow["tcp"]["mss"])  # a QUIC flow's segment is its datagram size
     return StackResult(
         stack="udp", exit_time_s=exit_.get("time_s"), exit_reason=exit_.get("reason", "not-exited"), exit_cwnd_pkts=exit_.get("cwnd_pkts"),
         first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
