@@ -368,10 +368,7 @@ impl State {
                 }
                 Ok(())
             }
-            Ends::Quic(q) => {
-                q.client.on_timeout(now);
-                self.quic_pump(now)
-            }
+            Ends::Quic(_) => self.quic_timer(now),
         }
     }
 

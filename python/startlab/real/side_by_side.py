@@ -240,6 +240,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
         detail={
             "retransmissions": send.get("retransmissions"), "rtos": send.get("rto_count"), "pacing_gap_error": send.get("pacing"), "sender_ack_lag": send.get("ack_lag"), "receiver_ack_lag": run["receiver"].get("ack_lag"), "startup_details": send.get("startup_details"),
             "sender_dropped_datagrams": send.get("drops"), "receiver_dropped_datagrams": run["receiver"].get("drops"), "cpu_s": send.get("cpu_s"),
+            "transport": send.get("transport"), "completed": send.get("completed"),
         },
     )  # fmt: skip
 

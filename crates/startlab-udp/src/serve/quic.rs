@@ -25,6 +25,8 @@ pub(super) struct QuicEnd {
     settings: QuicSettings,
     pub(super) ce_received: u64,
     oversize: u64,
+    /// The latest time handed to the endpoint: an event's time never goes back before it.
+    floor: Time,
 }
 
 impl QuicEnd {
@@ -65,7 +67,7 @@ impl State {
                 // tcp.ecn = true: every packet of the connection leaves ECT(0), as in the simulator.
                 net::set_ecn(&self.sock, src.is_ipv6(), true).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
             }
-            let end = QuicEnd { client: settings.client_endpoint(), settings: *settings, ce_received: 0, oversize: 0 };
+            let end = QuicEnd { client: settings.client_endpoint(), settings: *settings, ce_received: 0, oversize: 0, floor: Time::ZERO };
             self.open(conn, src, now, Ends::Quic(Box::new(end)))?;
         }
         if !self.accept(pn, n, now) {
@@ -77,6 +79,12 @@ impl State {
             self.drops.count(DropReason::UnexpectedType);
             return Ok(());
         };
+        // The endpoint's time for this datagram is the kernel's arrival stamp (`ack_delay` ago),
+        // as the simulator delivers a packet the moment it arrives; the host's delay since then
+        // travels as the hold of what the endpoint sends in answer.
+        let at = Time(now.as_nanos().saturating_sub(self.ack_delay.as_nanos())).max(q.floor);
+        q.floor = at;
+        self.ack_delay = now.saturating_since(at);
         match d {
             QuicIn::Init(_) => {
                 // The first INIT and every repeat are answered; the endpoint then opens (its
@@ -91,7 +99,7 @@ impl State {
                 }
                 let ecn = ip_ecn(ecn);
                 q.ce_received += (ecn == IpEcn::Ce) as u64;
-                q.client.on_packet(now, &packet, ecn);
+                q.client.on_packet(at, &packet, ecn);
                 if packet.space == Space::AppData && packet.data.is_some() {
                     let t0 = *c.first_data.get_or_insert(now);
                     c.last_data = now;
@@ -99,12 +107,23 @@ impl State {
                 }
             }
         }
-        self.quic_pump(now)
+        self.quic_pump(at)
     }
 
-    /// Sends what the QUIC client releases at `now`, each packet with the hold since the event
-    /// that caused it (`ack_delay`, which the TCP mode's ACKs carry too).
-    pub(super) fn quic_pump(&mut self, now: Time) -> Result<(), NetError> {
+    /// The endpoint's timer, due `ack_delay` ago, fired at `now`: the endpoint is told it fired on
+    /// time, and what it sends carries the lateness as its hold.
+    pub(super) fn quic_timer(&mut self, now: Time) -> Result<(), NetError> {
+        let Some(Ends::Quic(q)) = self.conn.as_mut().map(|c| &mut c.ends) else { return Ok(()) };
+        let at = Time(now.as_nanos().saturating_sub(self.ack_delay.as_nanos())).max(q.floor);
+        q.floor = at;
+        self.ack_delay = now.saturating_since(at);
+        q.client.on_timeout(at);
+        self.quic_pump(at)
+    }
+
+    /// Sends what the QUIC client releases at `now` (the endpoint's time), each packet with the
+    /// hold since then (`ack_delay`, which the TCP mode's ACKs carry too).
+    fn quic_pump(&mut self, now: Time) -> Result<(), NetError> {
         let hold = std::mem::take(&mut self.ack_delay);
         loop {
             let Some(c) = self.conn.as_mut() else { return Ok(()) };
