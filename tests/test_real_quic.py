@@ -79,3 +79,22 @@ def test_quic_hystart_plus_plus_over_udp_agrees_with_the_simulator(tmp_path: Pat
     assert real.detail["completed"], real.detail
     assert real.exit_reason == sim.exit_reason
     assert real.exit_cwnd_pkts == pytest.approx(sim.exit_cwnd_pkts, rel=0.10)
+
+
+@needs_testbed
+def test_ce_marks_reach_the_quic_endpoint_over_udp(tmp_path: Path) -> None:
+    """ECN over QUIC (``tcp.ecn = true``) through a RED queue that marks: every packet leaves
+    ECT(0), the router's CE marks are read with IP_RECVTOS, counted in the client's ACK frames, and
+    end slow start at the sender as in the simulator (reason ``ecn``, the window within 10 %)."""
+    scenario = tmp_path / "quic-red-ecn.toml"
+    scenario.write_text(
+        PATH_20_QUIC.read_text()
+        .replace('queue = { kind = "droptail", limit = "67pkt" }', 'queue = { kind = "red", limit = "300pkt", min_th = "10pkt", max_th = "40pkt", max_p = 0.1, w_q = 0.002, gentle = true, ecn = true }')
+        .replace('tcp = { congestion_avoidance = "cubic" }', 'tcp = { congestion_avoidance = "cubic", ecn = true }')
+        .replace('algorithm = "hystart++", preset = "quiche"', 'algorithm = "slow-start"')
+        .replace('duration = "5s"', 'duration = "1.5s"')
+    )
+    rows = {r.stack: r for r in side_by_side.compare_real(scenario, ["sim", "udp"], tmp_path / "work")}
+    sim, real = rows["sim"], rows["udp"]
+    assert sim.exit_reason == real.exit_reason == "ecn", (sim.exit_reason, real.exit_reason)
+    assert real.exit_cwnd_pkts == pytest.approx(sim.exit_cwnd_pkts, rel=0.10)
