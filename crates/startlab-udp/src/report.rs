@@ -163,7 +163,8 @@ pub struct SendReport {
     pub goodput_bps: Option<f64>,
     /// Smoothed RTT at the end, seconds.
     pub srtt_s: Option<f64>,
-    /// The pacer's release lateness.
+    /// The pacer's release lateness (QUIC: of every release by the endpoint's timer, pacer or
+    /// loss detection).
     pub pacing: PacingReport,
     /// For each datagram from the server, how long after the kernel received it the sender acted
     /// on it: the sender times an ACK by that arrival stamp (`SO_TIMESTAMPNS`) less the delay the

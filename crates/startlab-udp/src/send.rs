@@ -76,6 +76,9 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
     if let Some(q) = &flow.quic {
         let (server_ep, _) = startlab_sim::flow_quic_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
         let settings = quic_settings(flow, q);
+        if let Some((key, accepted)) = settings.out_of_range() {
+            return Err(NetError::Unsupported { flow: flow.name.clone(), message: format!("quic.{key}: the INIT carries {accepted}") });
+        }
         let common = Common { key, conn, sock, server, server_text: cfg.server.clone(), limit, connect_timeout, spin, forced };
         return quic::run(common, flow, server_ep, settings);
     }

@@ -107,6 +107,13 @@ fn a_quic_flow_with_l4s_is_refused_with_a_reason() {
     assert!(e.contains("QUIC") && e.contains("l4s") && e.contains("flow \"q\""), "{e}");
 }
 
+#[test]
+fn quic_settings_the_init_cannot_carry_are_refused_before_connecting() {
+    let s = scenario("max_ack_ranges = 5000", "", "slow-start", "1MB");
+    let e = send(&SendConfig::new(s, 0, "127.0.0.1:9", KEY.to_vec())).unwrap_err().to_string();
+    assert!(e.contains("quic.max_ack_ranges") && e.contains("1 to 1024"), "{e}");
+}
+
 /// Bad QUIC datagrams at a running QUIC server: forged, replayed, implausible.
 #[test]
 fn bad_quic_datagrams_are_dropped_and_counted() {

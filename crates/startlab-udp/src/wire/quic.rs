@@ -137,26 +137,33 @@ impl QuicSettings {
         Endpoint::new(cfg, cc)
     }
 
-    fn valid(&self) -> bool {
+    /// The first setting the format cannot carry, as `(quic key, what is accepted)`; `None` if
+    /// every one fits (a QUIC INIT with any of them is malformed).
+    pub fn out_of_range(&self) -> Option<(&'static str, String)> {
         let l = &self.loss;
         let p = &self.ack_policy;
         let ms = |d: Dur| d <= MAX_ACK_TIMEOUT;
-        (1200..=MAX_DATAGRAM as u32).contains(&self.max_datagram_size)
-            && p.ack_eliciting_threshold >= 1
-            && ms(p.max_ack_delay)
-            && (1..=MAX_ACK_RANGES).contains(&p.max_ranges)
-            && p.ecn == self.ecn
-            && self.receive_window.is_none_or(|w| w > 0)
-            && l.packet_threshold >= 1
-            && l.time_threshold.1 > 0
-            && ms(l.granularity)
-            && ms(l.max_ack_delay)
-            && l.persistent_congestion_threshold >= 1
-            && l.initial_rtt > Dur::ZERO
-            && ms(l.initial_rtt)
-            && self.pacing_gain.is_finite()
-            && self.pacing_gain > 0.0
-            && self.initial_window >= self.max_datagram_size as u64
+        let limit = format!("at most {MAX_ACK_TIMEOUT}");
+        let checks: [(bool, &'static str, String); 13] = [
+            ((1200..=MAX_DATAGRAM as u32).contains(&self.max_datagram_size), "max_datagram_size", format!("1200 to {MAX_DATAGRAM} bytes")),
+            (p.ack_eliciting_threshold >= 1, "ack_eliciting_threshold", "at least 1".into()),
+            (ms(p.max_ack_delay) && ms(l.max_ack_delay), "max_ack_delay", limit.clone()),
+            ((1..=MAX_ACK_RANGES).contains(&p.max_ranges), "max_ack_ranges", format!("1 to {MAX_ACK_RANGES}")),
+            (p.ecn == self.ecn, "ecn", "ECN counts exactly when packets are ECT(0)".into()),
+            (self.receive_window.is_none_or(|w| w > 0), "max_data", "a positive window".into()),
+            (l.packet_threshold >= 1, "packet_threshold", "at least 1".into()),
+            (l.time_threshold.1 > 0, "time_threshold", "a positive fraction".into()),
+            (ms(l.granularity), "granularity", limit.clone()),
+            (l.persistent_congestion_threshold >= 1, "persistent_congestion_threshold", "at least 1".into()),
+            (l.initial_rtt > Dur::ZERO && ms(l.initial_rtt), "initial_rtt", format!("positive, {limit}")),
+            (self.pacing_gain.is_finite() && self.pacing_gain > 0.0, "pacing_gain", "a positive number".into()),
+            (self.initial_window >= self.max_datagram_size as u64, "initial_window", "at least one datagram".into()),
+        ];
+        checks.into_iter().find(|c| !c.0).map(|(_, key, accepted)| (key, accepted))
+    }
+
+    fn valid(&self) -> bool {
+        self.out_of_range().is_none()
     }
 }
 
