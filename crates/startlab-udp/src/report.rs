@@ -247,7 +247,8 @@ pub struct QuicClientReport {
     pub max_data: Option<u64>,
     /// Packets sent ECT(0) with ECN counts in their ACK frames.
     pub ecn: bool,
-    /// Packets the client sent (ACK-only ones included).
+    /// Packets the client's sender counted (the ack-eliciting ones: its ClientHello, Finished and
+    /// request; packets with ACK frames are counted in [`ServeReport::acks_sent`]).
     pub packets_sent: u64,
     /// The client's probe timeouts.
     pub ptos: u64,
@@ -289,7 +290,7 @@ pub struct ServeReport {
     pub first_data_s: Option<f64>,
     /// Seconds from the first data segment to the last one.
     pub data_duration_s: Option<f64>,
-    /// ACKs sent (the SYN-ACK not included).
+    /// ACKs sent (the SYN-ACK not included; QUIC: packets with an ACK frame).
     pub acks_sent: u64,
     /// For each ACK, the time from the event that caused it (the kernel's arrival stamp of the
     /// data, or the delayed-ACK deadline) to its send: the host's wake-up and processing delay,
