@@ -7,14 +7,12 @@
 //! this endpoint run: with `quic.handshake = true` it waits for the client's Initial, without it
 //! the response leaves at once.
 
-use super::{Common, BATCH, CLOSE_TRIES};
+use super::{Common, Link, BATCH, CLOSE_TRIES};
 use crate::net;
 use crate::replay::ReplayWindow;
-use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, TimerSlack};
-use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, QuicDatagram, QuicSettings, MAX_DATAGRAM};
+use crate::timing::{thread_cpu, Clock, GapStats, TimerSlack};
+use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, QuicDatagram, QuicSettings};
 use crate::{AckSample, DropCounts, NetError, SendReport, StartupExitReport, MAX_SAMPLES};
-use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-use nix::sys::time::TimeSpec;
 use startlab_cc::Ssthresh;
 use startlab_quic::endpoint::Endpoint;
 use startlab_quic::sender::Transmit;
@@ -22,9 +20,6 @@ use startlab_quic::Space;
 use startlab_scenario::{EcnSpec, FlowSpec, QuicSpec};
 use startlab_tcp::IpEcn;
 use startlab_units::{Dur, Time};
-use std::io::{self, IoSliceMut};
-use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
 
 /// Stream or CRYPTO bytes more than this far beyond what has arrived in order are refused
 /// (malformed), bounding an endpoint's out-of-order state whatever an authenticated peer sends.
@@ -70,11 +65,10 @@ pub(super) fn run(c: Common, f: &FlowSpec, server: Endpoint, settings: QuicSetti
         net::set_ecn(&c.sock, v6, true).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
     }
     let q = QuicClient {
-        sock: c.sock,
+        link: Link::new(c.sock, c.spin),
         key: c.key,
         conn: c.conn,
         next_pn: 0,
-        clock: Clock::start(),
         rto_initial: f.tcp.rto_initial,
         settings,
         ep: server,
@@ -91,35 +85,21 @@ pub(super) fn run(c: Common, f: &FlowSpec, server: Endpoint, settings: QuicSetti
         closing: false,
         backlog: false,
         replay: ReplayWindow::default(),
-        tx: vec![0; MAX_DATAGRAM],
-        rx: vec![0; 1 << 16],
-        cmsg: nix::cmsg_space!(i32, i32, TimeSpec, u32),
         timer_late: GapStats::new(),
-        floor: Time::ZERO,
-        ack_lag: GapStats::new(),
-        unstamped: 0,
         samples: Vec::with_capacity(1 << 16),
         samples_dropped: 0,
         close_acked: false,
         drops: DropCounts::default(),
-        datagrams_sent: 0,
-        datagrams_received: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        send_blocked: 0,
-        icmp_unreachable: 0,
         ce_received: 0,
-        spin: c.spin,
     };
     q.run(&f.name, &c.server_text, c.limit, c.connect_timeout)
 }
 
 struct QuicClient {
-    sock: UdpSocket,
+    link: Link,
     key: Key,
     conn: u64,
     next_pn: u64,
-    clock: Clock,
     rto_initial: Dur,
     settings: QuicSettings,
     /// The QUIC server endpoint: the flow's controller.
@@ -138,26 +118,13 @@ struct QuicClient {
     closing: bool,
     backlog: bool,
     replay: ReplayWindow,
-    tx: Vec<u8>,
-    rx: Vec<u8>,
-    cmsg: Vec<u8>,
     /// How late each timer-driven release (pacer or loss timer) left.
     timer_late: GapStats,
-    floor: Time,
-    ack_lag: GapStats,
-    unstamped: u64,
     samples: Vec<AckSample>,
     samples_dropped: u64,
     close_acked: bool,
     drops: DropCounts,
-    datagrams_sent: u64,
-    datagrams_received: u64,
-    bytes_sent: u64,
-    bytes_received: u64,
-    send_blocked: u64,
-    icmp_unreachable: u64,
     ce_received: u64,
-    spin: Dur,
 }
 
 /// What the data sender reads from the serving side, owned.
@@ -167,14 +134,11 @@ enum Incoming {
     CloseAck,
 }
 
-/// One datagram read: its length, the ECN bits of its IP header, the kernel's arrival stamp.
-type Received = (usize, u8, Option<TimeSpec>);
-
 impl QuicClient {
     fn run(mut self, flow: &str, server: &str, limit: Dur, connect_timeout: Dur) -> Result<SendReport, NetError> {
         let cpu0 = thread_cpu();
         let slack = TimerSlack::fine();
-        self.clock = Clock::start();
+        self.link.clock = Clock::start();
         let connect_deadline = Time::ZERO + connect_timeout;
         let limit = Time::ZERO + limit;
         self.send_init()?;
@@ -184,19 +148,19 @@ impl QuicClient {
         loop {
             let mut busy = true;
             for _ in 0..BATCH {
-                let Some((n, ecn, stamp)) = self.recv()? else {
+                let Some((n, ecn, stamp)) = self.link.recv()? else {
                     busy = false;
                     break;
                 };
-                let arrived = stamp.map(|ts| self.clock.time_of_stamp(ts));
+                let arrived = stamp.map(|ts| self.link.clock.time_of_stamp(ts));
                 self.on_datagram(arrived, n, ecn)?;
             }
-            let now = self.clock.now();
-            self.floor = now;
+            let now = self.link.clock.now();
+            self.link.floor = now;
             if ended.is_none() {
                 if self.connected_at.is_none() {
                     if now >= connect_deadline {
-                        return Err(NetError::ConnectTimeout { server: server.to_string(), after_s: connect_timeout.as_secs_f64(), refused: self.icmp_unreachable > 0 });
+                        return Err(NetError::ConnectTimeout { server: server.to_string(), after_s: connect_timeout.as_secs_f64(), refused: self.link.icmp_unreachable > 0 });
                     }
                     if let Some((_, interval)) = init_retx.filter(|&(at, _)| now >= at) {
                         self.send_init()?;
@@ -204,9 +168,9 @@ impl QuicClient {
                     }
                 } else if let Some(t) = self.ep.next_timeout(now).filter(|&t| t <= now) {
                     self.ep.on_timeout(now);
-                    let sent = self.datagrams_sent;
+                    let sent = self.link.datagrams_sent;
                     self.pump(now)?;
-                    if self.datagrams_sent > sent {
+                    if self.link.datagrams_sent > sent {
                         self.timer_late.record(now - t);
                     }
                 } else if self.backlog {
@@ -246,10 +210,10 @@ impl QuicClient {
                 }
             };
             if !busy {
-                self.wait(deadline)?;
+                self.link.wait(Some(deadline))?;
             }
         }
-        let end = ended.map_or(self.clock.now(), |(t, _)| t);
+        let end = ended.map_or(self.link.clock.now(), |(t, _)| t);
         let cpu = match (cpu0, thread_cpu()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
             _ => None,
@@ -264,79 +228,11 @@ impl QuicClient {
         rtt.has_sample().then(|| rtt.smoothed())
     }
 
-    /// Sleeps until a datagram arrives or `deadline`; the last `spin` before it is a busy wait.
-    fn wait(&mut self, deadline: Time) -> Result<(), NetError> {
-        let r = deadline.saturating_since(self.clock.now());
-        if r == Dur::ZERO {
-            return Ok(());
-        }
-        if r <= self.spin {
-            std::hint::spin_loop();
-            return Ok(());
-        }
-        wait_readable(&self.sock, Some(Dur(r.as_nanos() - self.spin.as_nanos()))).map(|_| ()).map_err(|source| NetError::Io { context: "waiting for the socket".into(), source })
-    }
-
-    fn recv(&mut self) -> Result<Option<Received>, NetError> {
-        loop {
-            let mut iov = [IoSliceMut::new(&mut self.rx)];
-            match recvmsg::<()>(self.sock.as_raw_fd(), &mut iov, Some(&mut self.cmsg), MsgFlags::empty()) {
-                Ok(msg) => {
-                    let (mut ecn, mut stamp) = (0, None);
-                    if let Ok(cmsgs) = msg.cmsgs() {
-                        for c in cmsgs {
-                            match c {
-                                ControlMessageOwned::Ipv4Tos(tos) => ecn = tos & 0b11,
-                                ControlMessageOwned::Ipv6TClass(tc) => ecn = (tc & 0b11) as u8,
-                                ControlMessageOwned::ScmTimestampns(ts) => stamp = Some(ts),
-                                _ => {}
-                            }
-                        }
-                    }
-                    let n = msg.bytes;
-                    self.datagrams_received += 1;
-                    self.bytes_received += n as u64;
-                    return Ok(Some((n, ecn, stamp)));
-                }
-                Err(nix::errno::Errno::EAGAIN) => return Ok(None),
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(nix::errno::Errno::ECONNREFUSED) => self.icmp_unreachable += 1,
-                Err(e) => return Err(NetError::Io { context: "receiving from the server".into(), source: e.into() }),
-            }
-        }
-    }
-
-    fn transmit(&mut self, n: usize) -> Result<(), NetError> {
-        let mut refused = 0;
-        loop {
-            match self.sock.send(&self.tx[..n]) {
-                Ok(_) => {
-                    self.datagrams_sent += 1;
-                    self.bytes_sent += n as u64;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.send_blocked += 1;
-                    wait_to_send(&self.sock, "the server")?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    self.icmp_unreachable += 1;
-                    refused += 1;
-                    if refused > 3 {
-                        return Ok(());
-                    }
-                }
-                Err(source) => return Err(NetError::Io { context: "sending to the server".into(), source }),
-            }
-        }
-    }
-
     fn send_body(&mut self, body: Body<'_>) -> Result<(), NetError> {
         let d = Datagram { conn: self.conn, pn: self.next_pn, body };
         self.next_pn += 1;
-        let n = wire::encode(&self.key, &mut self.tx, &d);
-        self.transmit(n)
+        let n = wire::encode(&self.key, &mut self.link.tx, &d);
+        self.link.transmit(n)
     }
 
     fn send_init(&mut self) -> Result<(), NetError> {
@@ -375,26 +271,8 @@ impl QuicClient {
         self.send_body(Body::Quic(QuicDatagram { hold_ns: 0, packet: tx }))
     }
 
-    /// The time to give the endpoint for a datagram the kernel received at `arrived` and the
-    /// peer held for `hold` before sending (as the TCP client's `event_time`).
-    fn event_time(&mut self, arrived: Option<Time>, hold: Dur) -> Time {
-        let now = self.clock.now();
-        let at = match arrived {
-            Some(t) => {
-                self.ack_lag.record(now.saturating_since(t));
-                Time(t.as_nanos().saturating_sub(hold.as_nanos())).clamp(self.floor, now)
-            }
-            None => {
-                self.unstamped += 1;
-                now
-            }
-        };
-        self.floor = at;
-        at
-    }
-
     fn on_datagram(&mut self, arrived: Option<Time>, n: usize, ecn_bits: u8) -> Result<(), NetError> {
-        let bytes = &self.rx[..n];
+        let bytes = &self.link.rx[..n];
         let d = match wire::decode(bytes) {
             Ok(d) => d,
             Err(r) => {
@@ -426,7 +304,7 @@ impl QuicClient {
             return Ok(());
         }
         let hold = if let Incoming::Quic(q) = &incoming { Dur(q.hold_ns as u64) } else { Dur::ZERO };
-        let now = self.event_time(arrived, hold);
+        let now = self.link.event_time(arrived, hold);
         match incoming {
             Incoming::CloseAck => self.close_acked = true,
             Incoming::InitAck => {
@@ -502,7 +380,7 @@ impl QuicClient {
             ended_by: reason.unwrap_or(CloseReason::DurationLimit).as_str().to_string(),
             connect_s: self.connected_at.map(|t| t.as_secs_f64()),
             first_data_s: t0.map(|t| t.as_secs_f64()),
-            t0_mono_s: t0.map(|t| self.clock.monotonic_s(t)),
+            t0_mono_s: t0.map(|t| self.link.clock.monotonic_s(t)),
             duration_s: duration,
             samples: self.samples,
             samples_dropped: self.samples_dropped,
@@ -528,16 +406,16 @@ impl QuicClient {
             goodput_bps: duration.filter(|&d| d > 0.0).map(|d| acked as f64 * 8.0 / d),
             srtt_s,
             pacing: self.timer_late.report(),
-            ack_lag: self.ack_lag.report(),
-            ack_unstamped: self.unstamped,
+            ack_lag: self.link.ack_lag.report(),
+            ack_unstamped: self.link.unstamped,
             timer_slack_ns,
             drops: self.drops,
-            datagrams_sent: self.datagrams_sent,
-            datagrams_received: self.datagrams_received,
-            bytes_sent: self.bytes_sent,
-            bytes_received: self.bytes_received,
-            send_blocked: self.send_blocked,
-            icmp_unreachable: self.icmp_unreachable,
+            datagrams_sent: self.link.datagrams_sent,
+            datagrams_received: self.link.datagrams_received,
+            bytes_sent: self.link.bytes_sent,
+            bytes_received: self.link.bytes_received,
+            send_blocked: self.link.send_blocked,
+            icmp_unreachable: self.link.icmp_unreachable,
             close_acknowledged: self.close_acked,
             ce_received: self.ce_received,
             cpu_s,
