@@ -83,8 +83,9 @@
 //! ack-eliciting, probe and retransmission flags), and its UDP payload is exactly the simulator's
 //! size for the packet (`Transmit::size`: 1472 bytes for a full packet), zero padding standing for
 //! the frames' bytes — except that a packet whose fields, with this format's 35 bytes of header and
-//! MAC, do not fit its size (ACK-only packets, about 35 bytes in the simulator, go out 10–20 bytes larger) is sent at its fields' length and
-//! counted ([`QuicClientReport::oversize_datagrams`]). It is not RFC 9000's encoding: no long or
+//! MAC, do not fit its size is sent at its fields' length and counted
+//! ([`QuicClientReport::oversize_datagrams`]): ACK-only packets, about 35 bytes in the simulator,
+//! go out 10–20 bytes larger. It is not RFC 9000's encoding: no long or
 //! short header, version, connection IDs or token; no header protection and no packet protection
 //! (AEAD); no TLS (the handshake is its messages' sizes, the stream's bytes are not sent). The
 //! datagram format's keyed MAC and anti-replay window are its integrity and replay protection.
