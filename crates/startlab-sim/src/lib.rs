@@ -39,5 +39,5 @@ pub mod trace;
 pub mod workload;
 
 pub use metrics::{FlowResult, LinkResult, ProbePacketResult, ProbeTrainResult, ResponseResult, Results, TransferResult};
-pub use sim::{flow_controller, flow_endpoints, BuildError, EngineStats, Simulation};
+pub use sim::{flow_controller, flow_endpoints, flow_quic_endpoints, BuildError, EngineStats, Simulation};
 pub use startlab_units::{Dur, Time};

@@ -1,4 +1,5 @@
-//! startlab-udp: the simulator's sans-IO TCP endpoints over UDP sockets with the real clock.
+//! startlab-udp: the simulator's sans-IO TCP and QUIC endpoints over UDP sockets with the real
+//! clock.
 //!
 //! The client ([`send`]) runs exactly the [`startlab_tcp::Sender`] the simulator builds for a
 //! scenario's `[[flows]]` entry ([`startlab_sim::flow_endpoints`]): same startup and avoidance
@@ -6,7 +7,7 @@
 //! and the key: the client's first datagram (INIT) carries the receiver settings of the scenario
 //! (ACK policy with its timers and quick-ACK budget, SACK on/off, SACK blocks, rwnd, MSS), so that
 //! the server runs the scenario's [`startlab_tcp::Receiver`] too. One datagram carries one TCP
-//! segment or one ACK.
+//! segment or one ACK. A flow with a `quic` table runs QUIC instead (see "QUIC" below).
 //!
 //! # Driving the endpoints
 //!
@@ -45,6 +46,50 @@
 //! and restored after. [`SendReport::pacing`] gives the lateness of every release the pacer
 //! held back: the time the segment went to the socket minus the release time.
 //!
+//! # QUIC
+//!
+//! A flow with a `quic` table runs the two [`startlab_quic::endpoint::Endpoint`]s the simulator
+//! builds for it ([`startlab_sim::flow_quic_endpoints`]). Roles: the client ([`send`], the data
+//! sender, `startlab net send`) runs the QUIC *server* endpoint, whose controller is the flow's
+//! (its startup, avoidance, initial window), and which sends the response of `size` bytes; the
+//! server ([`serve`], `startlab net recv`) runs the QUIC *client* endpoint, which opens the QUIC
+//! connection, sends the request and acknowledges the response. So the CLI, the reports and
+//! compare-real's plumbing stay as they are: `send` still reports the data sender's controller.
+//!
+//! startlab-udp's own connection comes first: the client's INIT, with the `QUIC` flag, carries
+//! what the QUIC client needs ([`wire::QuicSettings`]: the `quic` table as the simulator maps it,
+//! and ECN) and is padded to 1200 bytes; the server answers with an INIT_ACK and its QUIC client
+//! endpoint starts (the ClientHello's Initial, or without the handshake its request). The 1200
+//! bytes make the server's anti-amplification allowance (3× what it received) cover its INIT_ACK
+//! and the 1200-byte Initial, as in QUIC. The client's QUIC server endpoint starts when the
+//! INIT_ACK (or the first QUIC datagram) arrives; the INIT is retransmitted from `tcp.rto_initial`
+//! (1 s) on, doubling. From then on every datagram both ways is one QUIC packet (type 7) until
+//! CLOSE / CLOSE_ACK, as for TCP. The token echo of the TCP mode is not used: the server stays
+//! under its 3× allowance because it receives far more than it sends.
+//!
+//! Driving: `poll_transmit(now)` until it returns nothing after every event, `on_packet(now,
+//! packet, ecn)` the moment a packet is read (`ecn` is the IP header's codepoint, read with
+//! `IP_RECVTOS`), `on_timeout(now)` when `next_timeout(now)` has come. With `tcp.ecn = true` both
+//! sockets send ECT(0) (`IP_TOS`), as every packet of the simulated connection is ECT(0). The
+//! serving side's packets carry how long it held them (`hold_ns`, as the TCP mode's ACK delay),
+//! and the data sender times them by their kernel arrival stamp less that hold. The scenario's
+//! `drops` count the server's packets with stream bytes. A QUIC flow with `tcp.ecn = "l4s"` is
+//! refused (ECT(1) and the L4S reading of the CE count are not carried). [`SendReport::pacing`]
+//! is, for QUIC, the lateness of every release by the endpoint's timer (pacer or loss timer).
+//!
+//! What is QUIC on the wire and what is not: each datagram carries one packet's *contents* as the
+//! endpoint produced it (space, packet number, CRYPTO/STREAM offset and length, the ACK frame with
+//! its ranges, ACK delay and ECN counts, HANDSHAKE_DONE, MAX_DATA, ACK_FREQUENCY, the
+//! ack-eliciting, probe and retransmission flags), and its UDP payload is exactly the simulator's
+//! size for the packet (`Transmit::size`: 1472 bytes for a full packet), zero padding standing for
+//! the frames' bytes — except that a packet whose fields, with this format's 35 bytes of header and
+//! MAC, do not fit its size is sent at its fields' length and counted
+//! ([`QuicClientReport::oversize_datagrams`]): ACK-only packets, about 35 bytes in the simulator,
+//! go out 10–20 bytes larger. It is not RFC 9000's encoding: no long or
+//! short header, version, connection IDs or token; no header protection and no packet protection
+//! (AEAD); no TLS (the handshake is its messages' sizes, the stream's bytes are not sent). The
+//! datagram format's keyed MAC and anti-replay window are its integrity and replay protection.
+//!
 //! # Wire format
 //!
 //! All integers big-endian. Every datagram:
@@ -52,7 +97,7 @@
 //! | bytes | field |
 //! |---|---|
 //! | 1 | version ([`wire::VERSION`] = 2) |
-//! | 1 | type: 1 INIT, 2 INIT_ACK, 3 DATA, 4 ACK, 5 CLOSE, 6 CLOSE_ACK |
+//! | 1 | type: 1 INIT, 2 INIT_ACK, 3 DATA, 4 ACK, 5 CLOSE, 6 CLOSE_ACK, 7 QUIC |
 //! | 1 | flags ([`wire::flags`]; a bit a type does not define is malformed) |
 //! | 8 | connection id (random, chosen by the client) |
 //! | 8 | packet number: per direction, from 0, +1 per datagram (retransmissions too), never reused |
@@ -64,11 +109,20 @@
 //! | type | direction | flags | fields |
 //! |---|---|---|---|
 //! | INIT | client → server | SYN, ECE, CWR (the SYN's) | ACK policy u8 (0 every-packet, 1 delayed, 2 quick-ACK), SACK u8, SACK blocks u8, quick-ACK budget u32, ACK timer ns u64, rwnd u64 (`u64::MAX` unlimited), MSS u32 |
+//! | INIT (QUIC) | client → server | QUIC (0x08) alone | bits u8 (handshake, immediate ACK on reorder, ECN, pacing, max_data present), then varints: ClientHello, ServerHello, server flight and client Finished sizes, request, ack-eliciting threshold, max ACK delay ns, max ACK ranges, max_data (if present), max datagram size, packet threshold, time threshold numerator and denominator, granularity ns, peer max ACK delay ns, persistent congestion threshold, initial RTT ns; pacing gain f64 (8 bytes); initial window varint; zeros to 1200 bytes in all |
 //! | INIT_ACK | server → client | SYN_ACK, ECE, TIMER | token u64; with SYN_ACK the ACK fields below |
 //! | DATA | client → server | RETRANSMIT, ECT, CWR, TOKEN | seq u64, len u16, token u64 if TOKEN, `len` payload bytes (zeros) |
 //! | ACK | server → client | ECE, TIMER, VERIFIED | cumulative ACK u64, rwnd u64, segments u32, SACK block count u8 (≤ 4), blocks as (start u64, end u64) |
 //! | CLOSE | client → server | – | reason u8 (0 completed, 1 duration limit) |
 //! | CLOSE_ACK | server → client | – | – |
+//! | QUIC | both | ACK_ELICITING, PROBE, RETRANSMISSION, HANDSHAKE_DONE, DATA, ACK, ECN, MAX_DATA ([`wire::qflags`]) | space u8 (0 Initial, 1 Handshake, 2 application data; +0x04: ACK_FREQUENCY follows), then varints: hold ns, packet number, size; with DATA offset, length; with ACK largest, ACK delay ns, range count − 1, first range, then (gap, length) pairs as RFC 9000 §19.3; with ECN the ECT(0), ECT(1), CE counts; with MAX_DATA the limit; with ACK_FREQUENCY sequence, threshold, max ACK delay ns, reordering threshold; then zeros until the datagram is `size` bytes |
+//!
+//! QUIC's varints are RFC 9000 §16's variable-length integers in their shortest form (a longer
+//! encoding is malformed). A QUIC datagram with space 3, ECN without ACK, ranges running below
+//! packet 0, more than [`wire::MAX_ACK_RANGES`] ranges, size 0, or padding that is not zeros or
+//! runs beyond `size` is malformed. Once authenticated, a QUIC packet must also be plausible: its
+//! packet number no larger than the datagram's, an ACK only of packets sent, data at most 1 GiB
+//! beyond what has arrived in order (else it is counted as malformed).
 //!
 //! A DATA datagram is its payload plus [`DATA_OVERHEAD`] = 45 bytes (53 while it echoes the
 //! token), so MSS 1448 needs an IPv4 MTU of 1521 (the testbed sets 1600).
@@ -112,7 +166,7 @@ mod serve;
 mod timing;
 pub mod wire;
 
-pub use report::{AckSample, DropCounts, PacingReport, ReceiverReport, SendReport, ServeReport, StartupDetail, StartupExitReport, TimelineSample};
+pub use report::{AckSample, DropCounts, PacingReport, QuicClientReport, ReceiverReport, SendReport, ServeReport, StartupDetail, StartupExitReport, TimelineSample};
 pub use send::send;
 pub use serve::{serve, Server};
 pub use wire::{DATA_OVERHEAD, KEY_LEN, MAX_MSS};

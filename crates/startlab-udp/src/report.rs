@@ -109,6 +109,10 @@ pub struct SendReport {
     pub conn_id: String,
     /// The flow's name in the scenario.
     pub flow: String,
+    /// `tcp`, or `quic` for a flow with a `quic` table (its QUIC server endpoint's figures: data
+    /// segments are packets with stream bytes, `rto_count` probe timeouts, `fast_retransmits` the
+    /// congestion events loss started, `mss` the datagram size).
+    pub transport: String,
     /// Startup algorithm.
     pub startup: String,
     /// Congestion-avoidance algorithm.
@@ -159,7 +163,8 @@ pub struct SendReport {
     pub goodput_bps: Option<f64>,
     /// Smoothed RTT at the end, seconds.
     pub srtt_s: Option<f64>,
-    /// The pacer's release lateness.
+    /// The pacer's release lateness (QUIC: of every release by the endpoint's timer, pacer or
+    /// loss detection).
     pub pacing: PacingReport,
     /// For each datagram from the server, how long after the kernel received it the sender acted
     /// on it: the sender times an ACK by that arrival stamp (`SO_TIMESTAMPNS`) less the delay the
@@ -186,6 +191,9 @@ pub struct SendReport {
     pub icmp_unreachable: u64,
     /// The server confirmed the CLOSE.
     pub close_acknowledged: bool,
+    /// QUIC: datagrams from the serving side that arrived with CE in the IP header (TCP: 0, its
+    /// CE marks are counted where the data arrives).
+    pub ce_received: u64,
     /// CPU time (user + system) of the sending thread, seconds.
     pub cpu_s: Option<f64>,
 }
@@ -220,6 +228,35 @@ pub struct ReceiverReport {
     pub mss: u32,
 }
 
+/// The QUIC client endpoint at the serving side: its settings (from the INIT) and counters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuicClientReport {
+    /// `quic.handshake`.
+    pub handshake: bool,
+    /// The handshake completed at the client.
+    pub handshake_complete: bool,
+    /// `quic.request`, bytes.
+    pub request: u64,
+    /// `quic.max_datagram_size`.
+    pub max_datagram_size: u32,
+    /// Ack-eliciting packets per ACK (before any ACK_FREQUENCY).
+    pub ack_eliciting_threshold: u32,
+    /// `quic.max_ack_delay`, seconds.
+    pub max_ack_delay_s: f64,
+    /// `quic.max_data` (`None`: unlimited).
+    pub max_data: Option<u64>,
+    /// Packets sent ECT(0) with ECN counts in their ACK frames.
+    pub ecn: bool,
+    /// Packets the client's sender counted (the ack-eliciting ones: its ClientHello, Finished and
+    /// request; packets with ACK frames are counted in [`ServeReport::acks_sent`]).
+    pub packets_sent: u64,
+    /// The client's probe timeouts.
+    pub ptos: u64,
+    /// Datagrams larger than the simulator's size for their packet (the fields of a small packet,
+    /// with the datagram format's header and MAC, do not fit in it).
+    pub oversize_datagrams: u64,
+}
+
 /// What the receiving side ([`crate::serve`]) measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ServeReport {
@@ -231,8 +268,12 @@ pub struct ServeReport {
     pub ended_by: String,
     /// The client's reason in its CLOSE: `completed` or `duration-limit`.
     pub close_reason: Option<String>,
-    /// The receiver the INIT asked for.
+    /// `tcp` or `quic` (`None` if no connection was accepted).
+    pub transport: Option<String>,
+    /// The receiver the INIT asked for (TCP).
     pub receiver: Option<ReceiverReport>,
+    /// The QUIC client endpoint the INIT asked for, and what it did (QUIC).
+    pub quic: Option<QuicClientReport>,
     /// Bytes delivered in order.
     pub delivered_bytes: u64,
     /// Bytes that arrived again.
@@ -249,7 +290,7 @@ pub struct ServeReport {
     pub first_data_s: Option<f64>,
     /// Seconds from the first data segment to the last one.
     pub data_duration_s: Option<f64>,
-    /// ACKs sent (the SYN-ACK not included).
+    /// ACKs sent (the SYN-ACK not included; QUIC: packets with an ACK frame).
     pub acks_sent: u64,
     /// For each ACK, the time from the event that caused it (the kernel's arrival stamp of the
     /// data, or the delayed-ACK deadline) to its send: the host's wake-up and processing delay,

@@ -2,21 +2,37 @@
 
 use crate::net;
 use crate::replay::ReplayWindow;
-use crate::timing::{thread_cpu, wait_readable, wait_to_send, Clock, GapStats, TimerSlack};
-use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_ACK_TIMEOUT, MAX_DATAGRAM, MAX_MSS};
+use crate::timing::{thread_cpu, Clock, GapStats, TimerSlack};
+use crate::wire::{self, Body, CloseReason, Datagram, DropReason, Key, Settings, MAX_ACK_TIMEOUT, MAX_MSS};
 use crate::{key_of, random_u64, seconds, AckSample, DropCounts, NetError, SendConfig, SendReport, StartupDetail, StartupExitReport, MAX_SAMPLES};
 use startlab_cc::Ssthresh;
 use startlab_scenario::{AckSpec, TcpSpec};
 use startlab_tcp::{Ack, AckPolicy, Segment, SegmentKind, Sender};
-use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
-use nix::sys::time::TimeSpec;
+use nix::sys::socket::{setsockopt, sockopt};
 use startlab_units::{Dur, Time};
-use std::io::{self, IoSliceMut};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+
+mod link;
+mod quic;
+use link::Link;
+pub(crate) use quic::{ip_ecn, plausible, quic_settings};
 
 /// The payload of every DATA datagram ("any filler").
 static ZEROS: [u8; MAX_MSS as usize] = [0; MAX_MSS as usize];
+
+/// What both transports' sending sides start from.
+struct Common {
+    key: Key,
+    conn: u64,
+    sock: UdpSocket,
+    server: SocketAddr,
+    server_text: String,
+    limit: Dur,
+    connect_timeout: Dur,
+    spin: Dur,
+    /// The scenario's `drops`, sorted and deduplicated.
+    forced: Vec<u64>,
+}
 
 /// CLOSE is sent this many times at most while no CLOSE_ACK comes back.
 const CLOSE_TRIES: u32 = 5;
@@ -33,8 +49,7 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
     let scenario = &cfg.scenario;
     let no_flow = || NetError::NoFlow { index: cfg.flow, count: scenario.flows.len() };
     let flow = scenario.flows.get(cfg.flow).ok_or_else(no_flow)?;
-    let settings = check_flow(flow)?;
-    let (sender, _) = startlab_sim::flow_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
+    refuse_unsupported(flow)?;
     let limit = seconds("duration_s", cfg.duration_s.unwrap_or(scenario.duration.as_secs_f64()))?;
     let connect_timeout = seconds("connect_timeout_s", cfg.connect_timeout_s)?;
     if cfg.spin_us > 100_000 {
@@ -55,13 +70,25 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
     let mut forced = flow.drops.clone();
     forced.sort_unstable();
     forced.dedup();
+    let spin = Dur::from_micros(cfg.spin_us);
+    let conn = random_u64("connection id")?;
+    if let Some(q) = &flow.quic {
+        let (server_ep, _) = startlab_sim::flow_quic_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
+        let settings = quic_settings(flow, q);
+        if let Some((key, accepted)) = settings.out_of_range() {
+            return Err(NetError::Unsupported { flow: flow.name.clone(), message: format!("quic.{key}: the INIT carries {accepted}") });
+        }
+        let common = Common { key, conn, sock, server, server_text: cfg.server.clone(), limit, connect_timeout, spin, forced };
+        return quic::run(common, flow, server_ep, settings);
+    }
+    let settings = check_flow(flow)?;
+    let (sender, _) = startlab_sim::flow_endpoints(scenario, cfg.flow).ok_or_else(no_flow)?;
     let client = Client {
         v6: server.is_ipv6(),
-        sock,
+        link: Link::new(sock, spin),
         key,
-        conn: random_u64("connection id")?,
+        conn,
         next_pn: 0,
-        clock: Clock::start(),
         handshake: flow.tcp.handshake,
         rto_initial: flow.tcp.rto_initial,
         mss: flow.tcp.mss,
@@ -80,31 +107,18 @@ pub fn send(cfg: &SendConfig) -> Result<SendReport, NetError> {
         backlog: false,
         closing: false,
         replay: ReplayWindow::default(),
-        tx: vec![0; MAX_DATAGRAM],
-        rx: vec![0; 1 << 16],
         pacer: None,
         gaps: GapStats::new(),
-        cmsg: nix::cmsg_space!(TimeSpec),
-        floor: Time::ZERO,
-        ack_lag: GapStats::new(),
-        unstamped: 0,
         samples: Vec::with_capacity(1 << 16),
         samples_dropped: 0,
         close_acked: false,
         drops: DropCounts::default(),
-        datagrams_sent: 0,
-        datagrams_received: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        send_blocked: 0,
-        icmp_unreachable: 0,
-        spin: Dur::from_micros(cfg.spin_us),
     };
     client.run(&flow.name, server, limit, connect_timeout)
 }
 
-/// Refuses what the transport cannot run; the receiver settings the INIT carries.
-fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> {
+/// Refuses what neither transport can run.
+fn refuse_unsupported(flow: &startlab_scenario::FlowSpec) -> Result<(), NetError> {
     let unsupported = |message: String| NetError::Unsupported { flow: flow.name.clone(), message };
     if flow.startup.decl().router_approval {
         return Err(unsupported(
@@ -116,6 +130,13 @@ fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> 
     if flow.app.is_some() {
         return Err(unsupported("a request/response flow ([flows.app]) needs an application; startlab-udp runs one bulk transfer of `size` bytes".into()));
     }
+    if flow.tcp.ecn == startlab_scenario::EcnSpec::L4s && flow.quic.is_some() {
+        return Err(unsupported(
+            "a QUIC flow with tcp.ecn = \"l4s\" sends ECT(1) and hands the CE count to the controller as L4S feedback; \
+             startlab-udp's QUIC mode marks ECT(0) only; run it in the simulator, or use tcp.ecn = true"
+                .into(),
+        ));
+    }
     if flow.tcp.ecn == startlab_scenario::EcnSpec::L4s {
         return Err(unsupported(
             "tcp.ecn = \"l4s\" needs ECT(1) data and Accurate ECN feedback (RFC 9768), which the datagram format does not carry \
@@ -123,6 +144,12 @@ fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> 
                 .into(),
         ));
     }
+    Ok(())
+}
+
+/// Refuses what the TCP mode cannot run; the receiver settings the INIT carries.
+fn check_flow(flow: &startlab_scenario::FlowSpec) -> Result<Settings, NetError> {
+    let unsupported = |message: String| NetError::Unsupported { flow: flow.name.clone(), message };
     let settings = settings_for(&flow.tcp);
     if flow.tcp.mss > MAX_MSS as u64 {
         return Err(unsupported(format!("tcp.mss = {} B does not fit one UDP datagram; at most {MAX_MSS} B", flow.tcp.mss)));
@@ -163,12 +190,11 @@ enum Incoming {
 }
 
 struct Client {
-    sock: UdpSocket,
+    link: Link,
     v6: bool,
     key: Key,
     conn: u64,
     next_pn: u64,
-    clock: Clock,
     handshake: bool,
     rto_initial: Dur,
     mss: u64,
@@ -192,37 +218,21 @@ struct Client {
     /// state at the end) and nothing more is sent but CLOSE.
     closing: bool,
     replay: ReplayWindow,
-    tx: Vec<u8>,
-    rx: Vec<u8>,
     /// The pacer's release time when it holds the sender back, with the count of timer expiries
     /// then (a release that turns out to be the RTO's is not the pacer's).
     pacer: Option<(Time, u64)>,
     gaps: GapStats,
-    cmsg: Vec<u8>,
-    /// The latest time handed to the sender: an arrival stamp never goes back before it.
-    floor: Time,
-    /// How long after its arrival each stamped datagram was handed to the sender.
-    ack_lag: GapStats,
-    /// Datagrams that came without an arrival stamp (timed when read).
-    unstamped: u64,
     samples: Vec<AckSample>,
     samples_dropped: u64,
     close_acked: bool,
     drops: DropCounts,
-    datagrams_sent: u64,
-    datagrams_received: u64,
-    bytes_sent: u64,
-    bytes_received: u64,
-    send_blocked: u64,
-    icmp_unreachable: u64,
-    spin: Dur,
 }
 
 impl Client {
     fn run(mut self, flow: &str, server: SocketAddr, limit: Dur, connect_timeout: Dur) -> Result<SendReport, NetError> {
         let cpu0 = thread_cpu();
         let slack = TimerSlack::fine();
-        self.clock = Clock::start();
+        self.link.clock = Clock::start();
         let connect_deadline = Time::ZERO + connect_timeout;
         let limit = Time::ZERO + limit;
         // Without a handshake the INIT is the transport's own, retransmitted from rto_initial on.
@@ -241,22 +251,22 @@ impl Client {
         loop {
             let mut busy = true;
             for _ in 0..BATCH {
-                let Some((n, stamp)) = self.recv()? else {
+                let Some((n, _, stamp)) = self.link.recv()? else {
                     busy = false;
                     break;
                 };
-                let arrived = stamp.map(|ts| self.clock.time_of_stamp(ts));
+                let arrived = stamp.map(|ts| self.link.clock.time_of_stamp(ts));
                 self.on_datagram(arrived, n)?;
             }
-            let now = self.clock.now();
-            self.floor = now;
+            let now = self.link.clock.now();
+            self.link.floor = now;
             if ended.is_none() {
                 if self.connected_at.is_none() {
                     if now >= connect_deadline {
                         return Err(NetError::ConnectTimeout {
                             server: server.to_string(),
                             after_s: connect_timeout.as_secs_f64(),
-                            refused: self.icmp_unreachable > 0,
+                            refused: self.link.icmp_unreachable > 0,
                         });
                     }
                     if let Some((_, interval)) = init_retx.filter(|&(at, _)| now >= at) {
@@ -308,10 +318,10 @@ impl Client {
                 }
             };
             if !busy {
-                self.wait(deadline)?;
+                self.link.wait(deadline)?;
             }
         }
-        let end = ended.map_or(self.clock.now(), |(t, _)| t);
+        let end = ended.map_or(self.link.clock.now(), |(t, _)| t);
         let cpu = match (cpu0, thread_cpu()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
             _ => None,
@@ -321,98 +331,22 @@ impl Client {
         Ok(self.report(flow, ended.map(|e| e.1), end, cpu, timer_slack_ns))
     }
 
-    /// Sleeps until a datagram arrives or `deadline`; the last `spin` before it is a busy wait.
-    fn wait(&mut self, deadline: Option<Time>) -> Result<(), NetError> {
-        let now = self.clock.now();
-        let remaining = deadline.map(|d| d.saturating_since(now));
-        match remaining {
-            Some(r) if r == Dur::ZERO => Ok(()),
-            Some(r) if r <= self.spin => {
-                std::hint::spin_loop();
-                Ok(())
-            }
-            _ => {
-                let sleep = remaining.map(|r| Dur(r.as_nanos() - self.spin.as_nanos()));
-                wait_readable(&self.sock, sleep).map(|_| ()).map_err(|source| NetError::Io { context: "waiting for the socket".into(), source })
-            }
-        }
-    }
-
     fn take_pn(&mut self) -> u64 {
         let pn = self.next_pn;
         self.next_pn += 1;
         pn
     }
 
-    /// Reads one waiting datagram into `rx`; `None` when there is none.
-    /// Reads one waiting datagram into `rx`: its length and the kernel's arrival stamp
-    /// (`CLOCK_REALTIME`), if the socket gives one.
-    fn recv(&mut self) -> Result<Option<(usize, Option<TimeSpec>)>, NetError> {
-        loop {
-            let mut iov = [IoSliceMut::new(&mut self.rx)];
-            match recvmsg::<()>(self.sock.as_raw_fd(), &mut iov, Some(&mut self.cmsg), MsgFlags::empty()) {
-                Ok(msg) => {
-                    let mut stamp = None;
-                    if let Ok(cmsgs) = msg.cmsgs() {
-                        for c in cmsgs {
-                            if let ControlMessageOwned::ScmTimestampns(ts) = c {
-                                stamp = Some(ts);
-                            }
-                        }
-                    }
-                    let n = msg.bytes;
-                    self.datagrams_received += 1;
-                    self.bytes_received += n as u64;
-                    return Ok(Some((n, stamp)));
-                }
-                Err(nix::errno::Errno::EAGAIN) => return Ok(None),
-                Err(nix::errno::Errno::EINTR) => {}
-                // An earlier datagram met a closed port (the server is not there yet, or gone).
-                Err(nix::errno::Errno::ECONNREFUSED) => self.icmp_unreachable += 1,
-                Err(e) => return Err(NetError::Io { context: "receiving from the server".into(), source: e.into() }),
-            }
-        }
-    }
-
-    /// Sends `tx[..n]`, waiting while the socket buffer is full.
-    fn transmit(&mut self, n: usize) -> Result<(), NetError> {
-        let mut refused = 0;
-        loop {
-            match self.sock.send(&self.tx[..n]) {
-                Ok(_) => {
-                    self.datagrams_sent += 1;
-                    self.bytes_sent += n as u64;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.send_blocked += 1;
-                    wait_to_send(&self.sock, "the server")?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // The report of an earlier datagram's ICMP error; this one was not sent yet. After a
-                // few in a row the datagram is given up (the network lost it).
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    self.icmp_unreachable += 1;
-                    refused += 1;
-                    if refused > 3 {
-                        return Ok(());
-                    }
-                }
-                Err(source) => return Err(NetError::Io { context: "sending to the server".into(), source }),
-            }
-        }
-    }
-
     fn send_init(&mut self, syn: bool, ece: bool, cwr: bool) -> Result<(), NetError> {
         let d = Datagram { conn: self.conn, pn: self.take_pn(), body: Body::Init { syn, ece, cwr, settings: self.settings } };
-        let n = wire::encode(&self.key, &mut self.tx, &d);
-        self.transmit(n)
+        let n = wire::encode(&self.key, &mut self.link.tx, &d);
+        self.link.transmit(n)
     }
 
     fn send_close(&mut self, reason: CloseReason) -> Result<(), NetError> {
         let d = Datagram { conn: self.conn, pn: self.take_pn(), body: Body::Close { reason } };
-        let n = wire::encode(&self.key, &mut self.tx, &d);
-        self.transmit(n)
+        let n = wire::encode(&self.key, &mut self.link.tx, &d);
+        self.link.transmit(n)
     }
 
     /// Transmits what the sender releases now (as the simulator's `after_sender`), at most
@@ -455,51 +389,26 @@ impl Client {
         // `check_flow` refuses L4S, so an ECN-capable segment here is ECT(0).
         let ect = seg.ecn != startlab_tcp::IpEcn::NotEct;
         if ect != self.ect_on {
-            net::set_ecn(&self.sock, self.v6, ect).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
+            net::set_ecn(&self.link.sock, self.v6, ect).map_err(|e| NetError::Io { context: "setting the ECN codepoint".into(), source: e.into() })?;
             self.ect_on = ect;
         }
         let token = if self.verified { None } else { self.token };
         let payload = &ZEROS[..seg.len as usize];
         let body = Body::Data { seq: seg.seq, retransmit: seg.retransmit, ect, cwr: seg.cwr, token, payload };
         let d = Datagram { conn: self.conn, pn: self.take_pn(), body };
-        let n = wire::encode(&self.key, &mut self.tx, &d);
-        let t_send = self.clock.now();
+        let n = wire::encode(&self.key, &mut self.link.tx, &d);
+        let t_send = self.link.clock.now();
         if let Some((release, expiries)) = self.pacer.take() {
             if release <= t_send && expiries == self.expiries() {
                 self.gaps.record(t_send - release);
             }
         }
-        self.transmit(n)
-    }
-
-    /// The time to give the sender for a datagram the kernel received at `arrived` (`None`:
-    /// unstamped) and the server held for `delay` before sending: when the server's kernel got
-    /// the data that caused it, as near as this host can tell, not when this thread got round to
-    /// reading it. On a busy host both ends are often descheduled while packets arrive; timed on
-    /// reading, a batch of ACKs looks back to back (ACK compression the path did not cause),
-    /// which gap- and delay-measuring startups (Paced Start, HyStart's ACK train) read as a
-    /// faster path. A kernel TCP receiver ACKs in softirq and adds no such delay. The result is
-    /// kept between the latest time the sender was already given and now, so the sender's time
-    /// never goes backwards.
-    fn event_time(&mut self, arrived: Option<Time>, delay: Dur) -> Time {
-        let now = self.clock.now();
-        let at = match arrived {
-            Some(t) => {
-                self.ack_lag.record(now.saturating_since(t));
-                Time(t.as_nanos().saturating_sub(delay.as_nanos())).clamp(self.floor, now)
-            }
-            None => {
-                self.unstamped += 1;
-                now
-            }
-        };
-        self.floor = at;
-        at
+        self.link.transmit(n)
     }
 
     /// Checks one datagram in `rx[..n]` and acts on it.
     fn on_datagram(&mut self, arrived: Option<Time>, n: usize) -> Result<(), NetError> {
-        let bytes = &self.rx[..n];
+        let bytes = &self.link.rx[..n];
         let d = match wire::decode(bytes) {
             Ok(d) => d,
             Err(r) => {
@@ -511,7 +420,7 @@ impl Client {
             Body::InitAck { token, syn_ack } => Incoming::InitAck { token, syn_ack },
             Body::Ack { ack, verified, delay_ns } => Incoming::Ack { ack, verified, delay: Dur(delay_ns as u64) },
             Body::CloseAck => Incoming::CloseAck,
-            Body::Init { .. } | Body::Data { .. } | Body::Close { .. } => {
+            Body::Init { .. } | Body::Data { .. } | Body::Close { .. } | Body::InitQuic { .. } | Body::Quic(_) => {
                 self.drops.count(DropReason::UnexpectedType);
                 return Ok(());
             }
@@ -529,7 +438,7 @@ impl Client {
             self.drops.count(r);
             return Ok(());
         }
-        let now = self.event_time(arrived, if let Incoming::Ack { delay, .. } = incoming { delay } else { Dur::ZERO });
+        let now = self.link.event_time(arrived, if let Incoming::Ack { delay, .. } = incoming { delay } else { Dur::ZERO });
         match incoming {
             Incoming::InitAck { token, syn_ack } => {
                 self.token.get_or_insert(token);
@@ -594,6 +503,7 @@ impl Client {
         SendReport {
             conn_id: format!("{:016x}", self.conn),
             flow: flow.to_string(),
+            transport: "tcp".to_string(),
             startup: cc.startup_name().to_string(),
             congestion_avoidance: cc.avoidance_name().to_string(),
             mss: self.mss,
@@ -602,7 +512,7 @@ impl Client {
             ended_by: reason.unwrap_or(CloseReason::DurationLimit).as_str().to_string(),
             connect_s: self.connected_at.map(|t| t.as_secs_f64()),
             first_data_s: t0.map(|t| t.as_secs_f64()),
-            t0_mono_s: t0.map(|t| self.clock.monotonic_s(t)),
+            t0_mono_s: t0.map(|t| self.link.clock.monotonic_s(t)),
             duration_s: duration,
             samples: self.samples,
             samples_dropped: self.samples_dropped,
@@ -612,17 +522,7 @@ impl Client {
                 cwnd_bytes: e.cwnd,
                 cwnd_pkts: e.cwnd / self.mss as f64,
             }),
-            startup_details: cc
-                .startup_report()
-                .into_iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        startlab_cc::startup::Detail::Num(x) => StartupDetail::Num(x),
-                        startlab_cc::startup::Detail::Text(t) => StartupDetail::Text(t.to_string()),
-                    };
-                    (k.to_string(), v)
-                })
-                .collect(),
+            startup_details: details(cc),
             exit_reason: match (exit, completed) {
                 (Some(e), _) => e.reason.as_str().to_string(),
                 (None, true) => "completed".to_string(),
@@ -638,20 +538,35 @@ impl Client {
             goodput_bps: duration.filter(|&d| d > 0.0).map(|d| s.snd_una() as f64 * 8.0 / d),
             srtt_s: s.srtt().map(|d| d.as_secs_f64()),
             pacing: self.gaps.report(),
-            ack_lag: self.ack_lag.report(),
-            ack_unstamped: self.unstamped,
+            ack_lag: self.link.ack_lag.report(),
+            ack_unstamped: self.link.unstamped,
             timer_slack_ns,
             drops: self.drops,
-            datagrams_sent: self.datagrams_sent,
-            datagrams_received: self.datagrams_received,
-            bytes_sent: self.bytes_sent,
-            bytes_received: self.bytes_received,
-            send_blocked: self.send_blocked,
-            icmp_unreachable: self.icmp_unreachable,
+            datagrams_sent: self.link.datagrams_sent,
+            datagrams_received: self.link.datagrams_received,
+            bytes_sent: self.link.bytes_sent,
+            bytes_received: self.link.bytes_received,
+            send_blocked: self.link.send_blocked,
+            icmp_unreachable: self.link.icmp_unreachable,
             close_acknowledged: self.close_acked,
+            ce_received: 0,
             cpu_s,
         }
     }
+}
+
+/// The startup algorithm's own report, as the simulator's columns name it.
+fn details(cc: &startlab_cc::Controller) -> std::collections::BTreeMap<String, StartupDetail> {
+    cc.startup_report()
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                startlab_cc::startup::Detail::Num(x) => StartupDetail::Num(x),
+                startlab_cc::startup::Detail::Text(t) => StartupDetail::Text(t.to_string()),
+            };
+            (k.to_string(), v)
+        })
+        .collect()
 }
 
 #[cfg(test)]

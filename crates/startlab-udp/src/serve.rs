@@ -13,6 +13,8 @@ use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
+mod quic;
+
 /// An unverified peer gets at most this many times the bytes it has sent.
 const AMPLIFICATION_FACTOR: u64 = 3;
 
@@ -86,14 +88,14 @@ impl Server {
         let ended_by = loop {
             let mut busy = true;
             for _ in 0..crate::send::BATCH {
-                let Some((n, src, ce, stamp)) = s.recv()? else {
+                let Some((n, src, ecn, stamp)) = s.recv()? else {
                     busy = false;
                     break;
                 };
                 let now = s.clock.now();
                 // An ACK this datagram causes carries how long ago the kernel received it.
                 s.ack_delay = stamp.map_or(Dur::ZERO, |t| now.saturating_since(s.clock.time_of_stamp(t)));
-                s.on_datagram(now, n, src, ce)?;
+                s.on_datagram(now, n, src, ecn)?;
                 if s.closed.is_some() {
                     break;
                 }
@@ -109,16 +111,13 @@ impl Server {
             if deadline.is_some_and(|d| now >= d) {
                 break if s.conn.is_some() { "idle-timeout" } else { "accept-timeout" };
             }
-            if let Some(t) = s.conn.as_ref().and_then(|c| c.receiver.next_timeout()) {
+            if let Some(t) = s.conn.as_ref().and_then(|c| c.next_timeout(now)) {
                 if t <= now {
-                    let c = s.conn.as_mut().expect("a receiver timer belongs to a connection");
-                    if let Some(ack) = c.receiver.on_timer(now) {
-                        s.ack_delay = now.saturating_since(t);
-                        s.send_ack(ack)?;
-                    }
+                    s.ack_delay = now.saturating_since(t);
+                    s.on_timer(now)?;
                 }
             }
-            if let Some(t) = s.conn.as_ref().and_then(|c| c.receiver.next_timeout()) {
+            if let Some(t) = s.conn.as_ref().and_then(|c| c.next_timeout(now)) {
                 deadline = Some(deadline.map_or(t, |d| d.min(t)));
             }
             let timeout = deadline.map(|d| d.saturating_since(s.clock.now()));
@@ -139,8 +138,7 @@ impl Server {
 struct Conn {
     id: u64,
     peer: SocketAddr,
-    settings: Settings,
-    receiver: Receiver,
+    ends: Ends,
     next_pn: u64,
     token: u64,
     budget: Budget,
@@ -151,6 +149,22 @@ struct Conn {
     first_data: Option<Time>,
     last_data: Time,
     timeline: Timeline,
+}
+
+/// What runs at this end: the scenario's TCP receiver, or its QUIC client endpoint.
+enum Ends {
+    Tcp { settings: Settings, receiver: Box<Receiver> },
+    Quic(Box<quic::QuicEnd>),
+}
+
+impl Conn {
+    /// When the receiver's (endpoint's) timer is due.
+    fn next_timeout(&self, now: Time) -> Option<Time> {
+        match &self.ends {
+            Ends::Tcp { receiver, .. } => receiver.next_timeout(),
+            Ends::Quic(q) => q.client.next_timeout(now),
+        }
+    }
 }
 
 /// Client-to-server datagrams, owned (the DATA payload is not kept: it is filler).
@@ -185,23 +199,24 @@ struct State {
     ack_lag: GapStats,
 }
 
-/// One datagram read into `rx`: its length, source, CE, and the kernel's arrival stamp.
-type Received = (usize, Option<SocketAddr>, bool, Option<TimeSpec>);
+/// One datagram read into `rx`: its length, source, the ECN bits of its IP header, and the
+/// kernel's arrival stamp.
+type Received = (usize, Option<SocketAddr>, u8, Option<TimeSpec>);
 
 impl State {
-    /// Reads one waiting datagram into `rx`: its length, source, whether it carried CE, and the
+    /// Reads one waiting datagram into `rx`: its length, source, its ECN codepoint, and the
     /// kernel's arrival stamp (`CLOCK_REALTIME`).
     fn recv(&mut self) -> Result<Option<Received>, NetError> {
         loop {
             let mut iov = [IoSliceMut::new(&mut self.rx)];
             match recvmsg::<SockaddrStorage>(self.sock.as_raw_fd(), &mut iov, Some(&mut self.cmsg), MsgFlags::empty()) {
                 Ok(msg) => {
-                    let (mut ce, mut stamp) = (false, None);
+                    let (mut ecn, mut stamp) = (0, None);
                     if let Ok(cmsgs) = msg.cmsgs() {
                         for c in cmsgs {
                             match c {
-                                ControlMessageOwned::Ipv4Tos(tos) => ce = tos & 0b11 == net::CE,
-                                ControlMessageOwned::Ipv6TClass(tc) => ce = tc & 0b11 == net::CE as i32,
+                                ControlMessageOwned::Ipv4Tos(tos) => ecn = tos & 0b11,
+                                ControlMessageOwned::Ipv6TClass(tc) => ecn = (tc & 0b11) as u8,
                                 ControlMessageOwned::RxqOvfl(n) => self.overflow = self.overflow.max(n as u64),
                                 ControlMessageOwned::ScmTimestampns(ts) => stamp = Some(ts),
                                 _ => {}
@@ -212,7 +227,7 @@ impl State {
                     let n = msg.bytes;
                     self.datagrams_received += 1;
                     self.bytes_received += n as u64;
-                    return Ok(Some((n, src, ce, stamp)));
+                    return Ok(Some((n, src, ecn, stamp)));
                 }
                 Err(nix::errno::Errno::EAGAIN) => return Ok(None),
                 Err(nix::errno::Errno::EINTR) => {}
@@ -222,7 +237,8 @@ impl State {
     }
 
     /// Checks one datagram in `rx[..n]` and acts on it.
-    fn on_datagram(&mut self, now: Time, n: usize, src: Option<SocketAddr>, ce: bool) -> Result<(), NetError> {
+    fn on_datagram(&mut self, now: Time, n: usize, src: Option<SocketAddr>, ecn: u8) -> Result<(), NetError> {
+        let ce = ecn == net::CE;
         let bytes = &self.rx[..n];
         let d = match wire::decode(bytes) {
             Ok(d) => d,
@@ -231,7 +247,10 @@ impl State {
                 return Ok(());
             }
         };
+        let (conn_id, pn) = (d.conn, d.pn);
         let incoming = match d.body {
+            Body::InitQuic { settings } => return self.on_quic(now, n, src, ecn, (conn_id, pn), quic::QuicIn::Init(settings)),
+            Body::Quic(q) => return self.on_quic(now, n, src, ecn, (conn_id, pn), quic::QuicIn::Packet(q)),
             Body::Init { syn, ece, cwr, settings } => Incoming::Init { syn, ecn_setup: ece && cwr, settings },
             Body::Data { seq, cwr, token, payload, .. } => Incoming::Data { seq, len: payload.len() as u32, cwr, token },
             Body::Close { reason } => Incoming::Close { reason },
@@ -244,55 +263,38 @@ impl State {
             self.drops.count(DropReason::WrongPeer);
             return Ok(());
         };
-        let reject = match &self.conn {
-            None if !matches!(incoming, Incoming::Init { .. }) => Some(DropReason::UnknownConnection),
-            Some(c) if c.id != d.conn => Some(DropReason::UnknownConnection),
-            Some(c) if c.peer != src => Some(DropReason::WrongPeer),
-            _ if !wire::verify(&self.key, bytes) => Some(DropReason::BadMac),
-            Some(_) => None,
-            None => None,
-        };
-        if let Some(r) = reject {
+        if let Some(r) = self.reject(matches!(incoming, Incoming::Init { .. }), conn_id, src, n) {
             self.drops.count(r);
             return Ok(());
         }
-        let (conn_id, pn) = (d.conn, d.pn);
         if self.conn.is_none() {
             let Incoming::Init { settings, .. } = incoming else { unreachable!("only an INIT passes without a connection") };
-            self.conn = Some(Conn {
-                id: conn_id,
-                peer: src,
-                settings,
-                receiver: Receiver::new(settings.receiver_config()),
-                next_pn: 0,
-                token: random_u64("address-verification token")?,
-                budget: Budget::default(),
-                replay: ReplayWindow::default(),
-                opened: now,
-                last_valid: now,
-                first_data: None,
-                last_data: now,
-                timeline: Timeline::new(),
-            });
+            self.open(conn_id, src, now, Ends::Tcp { settings, receiver: Box::new(Receiver::new(settings.receiver_config())) })?;
         }
-        let c = self.conn.as_mut().expect("the connection exists now");
-        if !c.replay.accept(pn) {
-            self.drops.count(DropReason::Replayed);
+        if !self.accept(pn, n, now) {
             return Ok(());
         }
-        c.budget.received += n as u64;
-        c.last_valid = now;
+        if let Incoming::Close { reason } = incoming {
+            self.send(Body::CloseAck)?;
+            self.closed = Some(reason);
+            return Ok(());
+        }
+        let c = self.conn.as_mut().expect("the connection exists now");
+        let Ends::Tcp { settings, receiver } = &mut c.ends else {
+            self.drops.count(DropReason::UnexpectedType);
+            return Ok(());
+        };
         match incoming {
             Incoming::Init { syn, ecn_setup, .. } => {
                 // A repeated INIT (a retransmitted SYN) is answered again; its settings are the
                 // first INIT's.
-                let syn_ack = syn.then(|| c.receiver.on_syn(ecn_setup));
+                let syn_ack = syn.then(|| receiver.on_syn(ecn_setup));
                 let token = c.token;
                 self.send(Body::InitAck { token, syn_ack })?;
             }
             Incoming::Data { seq, len, cwr, token } => {
                 let end = seq.checked_add(len as u64);
-                if len == 0 || len > c.settings.mss || end.is_none_or(|e| e > c.receiver.delivered() + MAX_AHEAD) {
+                if len == 0 || len > settings.mss || end.is_none_or(|e| e > receiver.delivered() + MAX_AHEAD) {
                     self.drops.count(DropReason::Malformed);
                     return Ok(());
                 }
@@ -301,18 +303,73 @@ impl State {
                 }
                 let t0 = *c.first_data.get_or_insert(now);
                 c.last_data = now;
-                let ack = c.receiver.on_segment_ecn(now, seq, len, ce, cwr);
-                c.timeline.record(now.saturating_since(t0).as_nanos(), c.receiver.delivered());
+                let ack = receiver.on_segment_ecn(now, seq, len, ce, cwr);
+                c.timeline.record(now.saturating_since(t0).as_nanos(), receiver.delivered());
                 if let Some(ack) = ack {
                     self.send_ack(ack)?;
                 }
             }
-            Incoming::Close { reason } => {
-                self.send(Body::CloseAck)?;
-                self.closed = Some(reason);
-            }
+            Incoming::Close { .. } => unreachable!("handled above"),
         }
         Ok(())
+    }
+
+    /// Why a datagram that decoded is refused before its packet number is looked at: `init` it
+    /// may open a connection; `n` its length.
+    fn reject(&self, init: bool, conn: u64, src: SocketAddr, n: usize) -> Option<DropReason> {
+        match &self.conn {
+            None if !init => Some(DropReason::UnknownConnection),
+            Some(c) if c.id != conn => Some(DropReason::UnknownConnection),
+            Some(c) if c.peer != src => Some(DropReason::WrongPeer),
+            _ if !wire::verify(&self.key, &self.rx[..n]) => Some(DropReason::BadMac),
+            _ => None,
+        }
+    }
+
+    /// Opens the connection.
+    fn open(&mut self, id: u64, peer: SocketAddr, now: Time, ends: Ends) -> Result<(), NetError> {
+        self.conn = Some(Conn {
+            id,
+            peer,
+            ends,
+            next_pn: 0,
+            token: random_u64("address-verification token")?,
+            budget: Budget::default(),
+            replay: ReplayWindow::default(),
+            opened: now,
+            last_valid: now,
+            first_data: None,
+            last_data: now,
+            timeline: Timeline::new(),
+        });
+        Ok(())
+    }
+
+    /// Checks an authenticated datagram's packet number (anti-replay) and counts its `n` bytes;
+    /// false (counted as replayed) if it is refused.
+    fn accept(&mut self, pn: u64, n: usize, now: Time) -> bool {
+        let c = self.conn.as_mut().expect("a connection");
+        if !c.replay.accept(pn) {
+            self.drops.count(DropReason::Replayed);
+            return false;
+        }
+        c.budget.received += n as u64;
+        c.last_valid = now;
+        true
+    }
+
+    /// The receiver's (endpoint's) timer came due.
+    fn on_timer(&mut self, now: Time) -> Result<(), NetError> {
+        let c = self.conn.as_mut().expect("a timer belongs to a connection");
+        match &mut c.ends {
+            Ends::Tcp { receiver, .. } => {
+                if let Some(ack) = receiver.on_timer(now) {
+                    self.send_ack(ack)?;
+                }
+                Ok(())
+            }
+            Ends::Quic(_) => self.quic_timer(now),
+        }
     }
 
     /// Sends `ack`, `ack_delay` after the event that caused it.
@@ -358,10 +415,27 @@ impl State {
             peer: c.as_ref().map(|c| c.peer.to_string()),
             ended_by: ended_by.to_string(),
             close_reason: self.closed.map(|r| r.as_str().to_string()),
-            receiver: c.as_ref().map(|c| receiver_report(&c.settings)),
-            delivered_bytes: c.as_ref().map_or(0, |c| c.receiver.delivered()),
-            duplicate_bytes: c.as_ref().map_or(0, |c| c.receiver.duplicate_bytes()),
-            ce_received: c.as_ref().map_or(0, |c| c.receiver.ce_received()),
+            transport: c.as_ref().map(|c| if matches!(c.ends, Ends::Quic(_)) { "quic" } else { "tcp" }.to_string()),
+            receiver: c.as_ref().and_then(|c| match &c.ends {
+                Ends::Tcp { settings, .. } => Some(receiver_report(settings)),
+                Ends::Quic(_) => None,
+            }),
+            quic: c.as_ref().and_then(|c| match &c.ends {
+                Ends::Quic(q) => Some(q.report()),
+                Ends::Tcp { .. } => None,
+            }),
+            delivered_bytes: c.as_ref().map_or(0, |c| match &c.ends {
+                Ends::Tcp { receiver, .. } => receiver.delivered(),
+                Ends::Quic(q) => q.client.stream_received(),
+            }),
+            duplicate_bytes: c.as_ref().map_or(0, |c| match &c.ends {
+                Ends::Tcp { receiver, .. } => receiver.duplicate_bytes(),
+                Ends::Quic(_) => 0,
+            }),
+            ce_received: c.as_ref().map_or(0, |c| match &c.ends {
+                Ends::Tcp { receiver, .. } => receiver.ce_received(),
+                Ends::Quic(q) => q.ce_received,
+            }),
             first_data_s: c.as_ref().and_then(|c| c.first_data.map(|t| t.saturating_since(c.opened).as_secs_f64())),
             data_duration_s: c.as_ref().and_then(|c| c.first_data.map(|t| c.last_data.saturating_since(t).as_secs_f64())),
             timeline_interval_s: c.as_ref().map_or(TIMELINE_INTERVAL, |c| Dur(c.timeline.interval_ns)).as_secs_f64(),

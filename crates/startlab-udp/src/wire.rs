@@ -10,6 +10,9 @@
 use startlab_tcp::{Ack, AckPolicy, ReceiverConfig, MAX_SACK_BLOCKS};
 use startlab_units::Dur;
 
+mod quic;
+pub use quic::{qflags, QuicDatagram, QuicSettings, MAX_ACK_RANGES, QUIC_INIT_LEN, VARINT_MAX};
+
 /// Wire format version (the first byte of every datagram).
 pub const VERSION: u8 = 2;
 /// Length of the shared key in bytes (a BLAKE3 key).
@@ -52,6 +55,8 @@ pub enum Kind {
     Close = 5,
     /// Server → client: the CLOSE arrived.
     CloseAck = 6,
+    /// Either way: one QUIC packet ([`QuicDatagram`]).
+    Quic = 7,
 }
 
 impl Kind {
@@ -63,11 +68,12 @@ impl Kind {
             4 => Kind::Ack,
             5 => Kind::Close,
             6 => Kind::CloseAck,
+            7 => Kind::Quic,
             _ => return None,
         })
     }
 
-    /// Sent by the client (the data sender).
+    /// Sent by the client (the data sender) only. QUIC datagrams travel both ways (false).
     pub fn from_client(self) -> bool {
         matches!(self, Kind::Init | Kind::Data | Kind::Close)
     }
@@ -77,6 +83,9 @@ impl Kind {
 pub mod flags {
     /// INIT: the TCP SYN rides on this INIT (`tcp.handshake = true`).
     pub const SYN: u8 = 0x01;
+    /// INIT: the flow runs QUIC; the fields are [`QuicSettings`](super::QuicSettings) and the
+    /// datagram is padded to [`QUIC_INIT_LEN`](super::QUIC_INIT_LEN) bytes (no SYN, ECE or CWR).
+    pub const QUIC: u8 = 0x08;
     /// INIT: ECE on the SYN; INIT_ACK / ACK: ECN-Echo.
     pub const ECE: u8 = 0x02;
     /// INIT: CWR on the SYN; DATA: CWR.
@@ -171,7 +180,7 @@ impl CloseReason {
 }
 
 /// The type-specific part of a datagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Body<'a> {
     /// Opens the connection.
     Init {
@@ -183,6 +192,11 @@ pub enum Body<'a> {
         cwr: bool,
         /// The receiver to build.
         settings: Settings,
+    },
+    /// Opens a QUIC connection (INIT with the `QUIC` flag).
+    InitQuic {
+        /// The QUIC client to build.
+        settings: QuicSettings,
     },
     /// Accepts the connection.
     InitAck {
@@ -225,24 +239,27 @@ pub enum Body<'a> {
     },
     /// Confirms a CLOSE.
     CloseAck,
+    /// One QUIC packet.
+    Quic(QuicDatagram),
 }
 
 impl Body<'_> {
     /// The datagram type of this body.
     pub fn kind(&self) -> Kind {
         match self {
-            Body::Init { .. } => Kind::Init,
+            Body::Init { .. } | Body::InitQuic { .. } => Kind::Init,
             Body::InitAck { .. } => Kind::InitAck,
             Body::Data { .. } => Kind::Data,
             Body::Ack { .. } => Kind::Ack,
             Body::Close { .. } => Kind::Close,
             Body::CloseAck => Kind::CloseAck,
+            Body::Quic(_) => Kind::Quic,
         }
     }
 }
 
 /// A decoded datagram (structure only: [`verify`] checks the MAC).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Datagram<'a> {
     /// Connection id (chosen at random by the client).
     pub conn: u64,
@@ -258,6 +275,8 @@ pub fn encoded_len(d: &Datagram<'_>) -> usize {
         + MAC_LEN
         + match &d.body {
             Body::Init { .. } => INIT_LEN,
+            Body::InitQuic { .. } => QUIC_INIT_LEN - HEADER_LEN - MAC_LEN,
+            Body::Quic(q) => quic::body_len(q),
             Body::InitAck { syn_ack, .. } => TOKEN_LEN + syn_ack.as_ref().map_or(0, ack_len),
             Body::Data { token, payload, .. } => 10 + if token.is_some() { TOKEN_LEN } else { 0 } + payload.len(),
             Body::Ack { ack, .. } => ack_len(ack) + 4,
@@ -296,6 +315,8 @@ pub fn encode(key: &Key, buf: &mut [u8], d: &Datagram<'_>) -> usize {
             bit(*retransmit, flags::RETRANSMIT) | bit(*ect, flags::ECT) | bit(*cwr, flags::CWR) | bit(token.is_some(), flags::TOKEN)
         }
         Body::Ack { ack, verified, .. } => bit(ack.ece, flags::ECE) | bit(ack.timer_triggered, flags::TIMER) | bit(*verified, flags::VERIFIED),
+        Body::InitQuic { .. } => flags::QUIC,
+        Body::Quic(q) => quic::flags_of(q),
         Body::Close { .. } | Body::CloseAck => 0,
     };
     w.u8(fl);
@@ -337,6 +358,11 @@ pub fn encode(key: &Key, buf: &mut [u8], d: &Datagram<'_>) -> usize {
         }
         Body::Close { reason } => w.u8(*reason as u8),
         Body::CloseAck => {}
+        Body::InitQuic { settings } => {
+            assert!(quic::settings_fit(settings), "QUIC settings longer than an INIT");
+            quic::write_settings(&mut w, settings, n - MAC_LEN - HEADER_LEN);
+        }
+        Body::Quic(q) => quic::write_packet(&mut w, q, n - MAC_LEN - HEADER_LEN),
     }
     let mac = mac(key, &w.buf[..n - MAC_LEN]);
     w.bytes(&mac);
@@ -361,7 +387,8 @@ pub fn verify(key: &Key, datagram: &[u8]) -> bool {
     diff == 0
 }
 
-/// Reads a datagram's structure. Never panics, never allocates, whatever the bytes.
+/// Reads a datagram's structure. Never panics, whatever the bytes; allocates only a QUIC ACK frame's
+/// ranges (at most [`MAX_ACK_RANGES`]).
 pub fn decode(datagram: &[u8]) -> Result<Datagram<'_>, DropReason> {
     match datagram.first() {
         None => return Err(DropReason::Truncated),
@@ -377,17 +404,25 @@ pub fn decode(datagram: &[u8]) -> Result<Datagram<'_>, DropReason> {
     let conn = r.u64()?;
     let pn = r.u64()?;
     let allowed = match kind {
-        Kind::Init => flags::SYN | flags::ECE | flags::CWR,
+        Kind::Init => flags::SYN | flags::ECE | flags::CWR | flags::QUIC,
         Kind::InitAck => flags::SYN_ACK | flags::ECE | flags::TIMER,
         Kind::Data => flags::RETRANSMIT | flags::ECT | flags::CWR | flags::TOKEN,
         Kind::Ack => flags::ECE | flags::TIMER | flags::VERIFIED,
         Kind::Close | Kind::CloseAck => 0,
+        Kind::Quic => 0xff,
     };
     if fl & !allowed != 0 {
         return Err(DropReason::Malformed);
     }
     let has = |b: u8| fl & b != 0;
     let body = match kind {
+        Kind::Init if has(flags::QUIC) => {
+            if has(flags::SYN | flags::ECE | flags::CWR) {
+                return Err(DropReason::Malformed);
+            }
+            Body::InitQuic { settings: quic::read_settings(&mut r)? }
+        }
+        Kind::Quic => Body::Quic(quic::read_packet(&mut r, fl)?),
         Kind::Init => {
             let (policy, sack, blocks, budget, timeout, rwnd, mss) = (r.u8()?, r.u8()?, r.u8()?, r.u32()?, Dur(r.u64()?), r.u64()?, r.u32()?);
             let policy = match (policy, budget, timeout) {

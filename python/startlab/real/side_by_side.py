@@ -235,7 +235,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
     send = run["sender"]
     exit_ = send.get("startup_exit") or {"reason": send.get("exit_reason", "not-exited")}
     drops = _drops(report, send["t0_mono_s"])
-    mss = float(flow["tcp"]["mss"])
+    mss = float(send.get("mss") or flow["tcp"]["mss"])  # a QUIC flow's segment is its datagram size
     return StackResult(
         stack="udp", exit_time_s=exit_.get("time_s"), exit_reason=exit_.get("reason", "not-exited"), exit_cwnd_pkts=exit_.get("cwnd_pkts"),
         first_drop_s=drops[0] if drops else None, drop_times=drops, drops_5s=sum(1 for d in drops if 0 <= d < DROP_WINDOW_S),
@@ -244,6 +244,7 @@ def run_udp(tb: Any, scenario: Path, flow: dict[str, Any]) -> StackResult:
         detail={
             "retransmissions": send.get("retransmissions"), "rtos": send.get("rto_count"), "pacing_gap_error": send.get("pacing"), "sender_ack_lag": send.get("ack_lag"), "receiver_ack_lag": run["receiver"].get("ack_lag"), "startup_details": send.get("startup_details"),
             "sender_dropped_datagrams": send.get("drops"), "receiver_dropped_datagrams": run["receiver"].get("drops"), "cpu_s": send.get("cpu_s"),
+            "transport": send.get("transport"), "completed": send.get("completed"),
         },
     )  # fmt: skip
 

@@ -14,6 +14,7 @@ mod quic;
 mod quick_start;
 
 pub use endpoints::{flow_controller, flow_endpoints};
+pub use quic::flow_quic_endpoints;
 pub(crate) use apps::{AppState, UserState};
 pub(crate) use cross::ProbeRecord;
 pub(crate) use meter::FlowMeter;

@@ -137,6 +137,17 @@ pub(super) fn quic_ends(f: &FlowSpec, q: &QuicSpec) -> QuicEnds {
     QuicEnds { server, client, ecn, first_data: None, completed: None, retransmissions: 0 }
 }
 
+/// The two QUIC endpoints the simulator builds for the scenario's `[[flows]]` entry `i`,
+/// `(server, client)`: the server sends the response with the flow's controller, the client
+/// opens the connection and sends the request. For a driver other than the simulator
+/// (startlab-udp runs exactly these endpoints over UDP). `None` if there is no flow `i` or it has
+/// no `quic` table.
+pub fn flow_quic_endpoints(scenario: &Scenario, i: usize) -> Option<(Endpoint, Endpoint)> {
+    let f = scenario.flows.get(i)?;
+    let ends = quic_ends(f, f.quic.as_ref()?);
+    Some((ends.server, ends.client))
+}
+
 impl FlowState {
     /// The flow's congestion controller (a QUIC flow's: the server's).
     pub(crate) fn cc(&self) -> &Controller {
