@@ -392,6 +392,15 @@ impl Channel {
         self.red.as_deref().map(|(r, _)| r.avg())
     }
 
+    /// Reads, and discards, what a packet offered to this link reads and writes first: both cache
+    /// lines of the fields it uses and the end of its FIFO of packets in flight, where it will be
+    /// appended (so that a driver can start these cache misses early). The result means nothing:
+    /// pass it to `std::hint::black_box`.
+    #[inline]
+    pub fn warm(&self) -> u64 {
+        self.pipe.back().map_or(0, |e| e.1) ^ self.busy_until.as_nanos()
+    }
+
     /// Packets in flight (queued or propagating).
     #[inline]
     pub fn in_flight(&self) -> usize {

@@ -269,11 +269,12 @@ impl Simulation {
         let Some(&(_, _, pkt)) = ch.pipe.front() else { return };
         let p = self.arena.get(pkt);
         let touched = if p.dst != ch.to {
-            self.net.routes.next(ch.to, p.dst).map_or(0, |n| self.net.channels[n as usize].pipe.len() as u64)
+            self.net.routes.next(ch.to, p.dst).map_or(0, |n| self.net.channels[n as usize].warm())
         } else if let Some(fl) = self.flows.get(p.flow as usize).filter(|_| p.kind != PktKind::Cross) {
             let back = if p.dst == fl.dst { fl.src } else { fl.dst };
-            let out = self.net.routes.next(ch.to, back).map_or(0, |n| self.net.channels[n as usize].pipe.len() as u64);
-            fl.sender.snd_una() ^ fl.receiver.delivered() ^ fl.conn as u64 ^ out
+            let out = self.net.routes.next(ch.to, back).map_or(0, |n| self.net.channels[n as usize].warm());
+            let endpoint = if p.dst == fl.src { fl.sender.warm() } else { fl.receiver.warm() };
+            endpoint ^ fl.conn as u64 ^ out
         } else {
             0
         };
