@@ -163,8 +163,9 @@ enum Handshake {
 /// Layout: with many flows taking turns, every ACK finds its sender's state cold, so the fields
 /// are in declaration order (`repr(C)`, starting on a cache line) with what every ACK and every
 /// send reads first — the sequence space, the timers' deadlines, the configuration, the RTT
-/// estimator, the scoreboard's head, the counters, then the controller, whose own hot part leads
-/// — and what only a recovery variant that is off, the handshake or the results read last.
+/// estimator, the scoreboard's head, the two counters every send updates, then the controller,
+/// whose own hot part leads — and what only a recovery in progress, a recovery variant that is
+/// off, the handshake or the results read last.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Sender {
@@ -227,13 +228,18 @@ pub struct Sender {
     qs: quick_start::QuickStartState,
     /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
     sb: scoreboard::Scoreboard,
+    /// [`SenderStats::packets_sent`] and [`SenderStats::retransmissions`], kept with the fields
+    /// every send writes (the other counters change rarely: `stats`).
+    packets_sent: u64,
+    retransmissions: u64,
+    cc: Controller,
+    // Read only by the variants that use them, in a recovery, or once.
+    /// The counters but `packets_sent` and `retransmissions` (see [`Sender::stats`]).
     stats: SenderStats,
     /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`, `Ns3Prr`).
     prr: prr::Prr,
     /// ns-2 Sack1's `pipe` counter (`Sack1`).
     sack1: ns2::Sack1State,
-    cc: Controller,
-    // Read only by the variants that use them, in a recovery, or once.
     /// RACK's detector (`RackTlp`, `Linux`).
     rack: rack::Rack,
     /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
@@ -300,6 +306,8 @@ impl Sender {
             first_data: None,
             completed_at: None,
             stats: SenderStats::default(),
+            packets_sent: 0,
+            retransmissions: 0,
             qs: quick_start::QuickStartState::default(),
             app_limit: 0,
             handshake_rtt: None,
@@ -330,7 +338,7 @@ impl Sender {
             self.rtt.rto().as_nanos() ^ self.rtt.srtt().map_or(0, |d| d.as_nanos()),
             self.pacer.deadline().map_or(0, Time::as_nanos) ^ self.qs.carrier() ^ self.ecn.ok() as u64,
             sb.warm(),
-            self.stats.packets_sent ^ self.prr.out,
+            self.packets_sent ^ self.retransmissions,
             self.cc.warm(),
         ];
         lines.iter().fold(0, |a, &x| a ^ x)
@@ -347,7 +355,7 @@ impl Sender {
     }
     /// Counters.
     pub fn stats(&self) -> SenderStats {
-        self.stats
+        SenderStats { packets_sent: self.packets_sent, retransmissions: self.retransmissions, ..self.stats }
     }
     /// Cumulative ACK point (unique bytes acknowledged).
     pub fn snd_una(&self) -> u64 {
