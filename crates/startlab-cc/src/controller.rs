@@ -179,8 +179,8 @@ impl Controller {
             ^ self.reductions
             ^ self.phase as u64
             ^ self.cfg.mss
-            ^ self.avoidance.name().len() as u64
-            ^ self.startup.name().len() as u64
+            ^ matches!(self.avoidance, Avoidance::Reno(_)) as u64
+            ^ matches!(self.startup, Startup::SlowStart(_)) as u64
     }
 
     /// Congestion window in bytes.

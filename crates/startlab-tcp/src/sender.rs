@@ -335,7 +335,7 @@ impl Sender {
             self.rto_deadline.map_or(0, Time::as_nanos),
             self.recover.unwrap_or(0),
             self.cfg.size.unwrap_or(0) ^ self.cfg.startup_min_response ^ self.in_recovery as u64,
-            self.rtt.rto().as_nanos() ^ self.rtt.srtt().map_or(0, |d| d.as_nanos()),
+            self.rtt.warm(),
             self.pacer.deadline().map_or(0, Time::as_nanos) ^ self.qs.carrier() ^ self.ecn.ok() as u64,
             sb.warm(),
             self.packets_sent ^ self.retransmissions,
