@@ -63,36 +63,22 @@ pub struct CcView {
 }
 
 /// A congestion controller generic over a startup and an avoidance plug-in (enum dispatch).
+///
+/// Layout: a sender's state is read on every ACK, and with many flows taking turns it is cold
+/// each time, so the fields are in declaration order (`repr(C)`) with what every ACK and every
+/// send reads first — the window, the rounds, the startup's holds, the configuration and the
+/// avoidance plug-in, on few adjacent cache lines — then the startup plug-in's state (read on
+/// every ACK only while in startup), then what only a congestion event or the results read.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Controller {
-    cfg: CcConfig,
     cwnd: f64,
     ssthresh: Ssthresh,
-    phase: Phase,
-    startup: Startup,
-    avoidance: Avoidance,
-    exit: Option<StartupExit>,
-    entered_ca: Option<Time>,
     round: u64,
     round_end: Option<u64>,
     min_rtt: Option<Dur>,
-    /// Pacing rate a startup plug-in asked for (bytes/s), until startup ends.
-    startup_pacing: Option<f64>,
-    /// New data at or beyond this sequence number is held (startup plug-in's hold), until startup ends.
-    send_limit: Option<u64>,
-    /// Startup ends once new data up to this sequence number has been sent.
-    exit_when_sent: Option<(u64, ExitReason)>,
-    /// A pacing start a startup plug-in set, for the sender to take ([`Controller::take_pacing_start`]).
-    pacing_start: Option<Time>,
     /// The cumulative ACK point of the last ACK (for the flight a startup plug-in sees on a send).
     snd_una: u64,
-    /// Bytes retransmitted so far on the connection.
-    retransmitted: u64,
-    /// A per-response startup runs (after [`Controller::restart_startup`]) and has not ended.
-    restarted: bool,
-    /// Congestion events so far and what the last one did.
-    reductions: u64,
-    last_reduction: Option<Reduction>,
     /// CE-marked bytes the ACKs reported so far (`AckEvent::ce_bytes`, Accurate ECN).
     ce_bytes: u64,
     /// A loss recovery that startup rides out ([`StartupAlgorithm::keeps_startup_on_loss`]) is in
@@ -100,6 +86,27 @@ pub struct Controller {
     ///
     /// [`StartupAlgorithm::keeps_startup_on_loss`]: crate::startup::StartupAlgorithm::keeps_startup_on_loss
     riding: Option<Ssthresh>,
+    /// Pacing rate a startup plug-in asked for (bytes/s), until startup ends.
+    startup_pacing: Option<f64>,
+    /// A pacing start a startup plug-in set, for the sender to take ([`Controller::take_pacing_start`]).
+    pacing_start: Option<Time>,
+    /// New data at or beyond this sequence number is held (startup plug-in's hold), until startup ends.
+    send_limit: Option<u64>,
+    /// Startup ends once new data up to this sequence number has been sent.
+    exit_when_sent: Option<(u64, ExitReason)>,
+    entered_ca: Option<Time>,
+    /// Congestion events so far (what the last one did: `last_reduction`).
+    reductions: u64,
+    /// Bytes retransmitted so far on the connection.
+    retransmitted: u64,
+    exit: Option<StartupExit>,
+    phase: Phase,
+    /// A per-response startup runs (after [`Controller::restart_startup`]) and has not ended.
+    restarted: bool,
+    cfg: CcConfig,
+    avoidance: Avoidance,
+    startup: Startup,
+    last_reduction: Option<Reduction>,
 }
 
 /// What a congestion event did to the window (the controller's record of the last one): a
@@ -157,6 +164,23 @@ impl Controller {
             c.enter_ca(Time::ZERO);
         }
         c
+    }
+
+    /// Reads, and discards, a value on each cache line of the state an ACK reads (the fields
+    /// before the startup plug-in's state, in declaration order, and which plug-in that is), so
+    /// that a driver can start these cache misses early ([`Sender::warm`] in startlab-tcp). The
+    /// result means nothing: pass it to `std::hint::black_box`.
+    ///
+    /// [`Sender::warm`]: https://docs.rs/startlab-tcp
+    pub fn warm(&self) -> u64 {
+        self.cwnd.to_bits()
+            ^ self.snd_una
+            ^ self.send_limit.unwrap_or(0)
+            ^ self.reductions
+            ^ self.phase as u64
+            ^ self.cfg.mss
+            ^ matches!(self.avoidance, Avoidance::Reno(_)) as u64
+            ^ matches!(self.startup, Startup::SlowStart(_)) as u64
     }
 
     /// Congestion window in bytes.

@@ -44,8 +44,46 @@ pub enum Source {
     QueueTimer(u32),
 }
 
-/// One pending event: when, its tie-break number, what it wakes.
-type Entry = (Time, u64, Source);
+/// One pending event: when (ns), its tie-break number, what it wakes ([`pack`]ed). Three plain
+/// words: the heap moves entries whole, and a [`Source`] written as its two 32-bit halves and
+/// read back as one word would stall the load until the stores reach the cache.
+type Entry = (u64, u64, u64);
+
+impl Source {
+    /// The variant's number and its index in one word.
+    #[inline]
+    fn pack(self) -> u64 {
+        let (tag, i) = match self {
+            Source::Channel(i) => (0, i),
+            Source::SenderTimer(i) => (1, i),
+            Source::ReceiverTimer(i) => (2, i),
+            Source::FlowStart(i) => (3, i),
+            Source::Cross(i) => (4, i),
+            Source::Request(i) => (5, i),
+            Source::UserNext(i) => (6, i),
+            Source::Dequeue(i) => (7, i),
+            Source::QueueTimer(i) => (8, i),
+        };
+        (tag << 32) | i as u64
+    }
+
+    /// The inverse of [`Source::pack`].
+    #[inline]
+    fn unpack(w: u64) -> Source {
+        let i = w as u32;
+        match w >> 32 {
+            0 => Source::Channel(i),
+            1 => Source::SenderTimer(i),
+            2 => Source::ReceiverTimer(i),
+            3 => Source::FlowStart(i),
+            4 => Source::Cross(i),
+            5 => Source::Request(i),
+            6 => Source::UserNext(i),
+            7 => Source::Dequeue(i),
+            _ => Source::QueueTimer(i),
+        }
+    }
+}
 
 /// log2 of a window in nanoseconds (32.8 µs: a few packets of a 1 Gbit/s link).
 const WINDOW_SHIFT: u32 = 15;
@@ -58,17 +96,83 @@ pub const FINE: u64 = 1 << FINE_SHIFT;
 /// Coarse windows in the coarse ring, the current one included (256: 537 ms).
 pub const COARSE: u64 = 256;
 
-/// The window of time `t`.
+/// The window of time `t` (ns).
 #[inline]
-fn window(t: Time) -> u64 {
-    t.as_nanos() >> WINDOW_SHIFT
+fn window(t: u64) -> u64 {
+    t >> WINDOW_SHIFT
+}
+
+/// A binary min-heap of entries by `(time, seq)` (unique: `seq` is), for the current window.
+///
+/// The standard `BinaryHeap` keeps the element it sifts down in a stack slot written as two words
+/// and read back as one 16-byte load, which cannot be forwarded from the stores and waits for them
+/// to reach the cache on every pop; here the sifted entry stays in registers.
+#[derive(Debug, Default)]
+struct Heap {
+    v: Vec<Entry>,
+}
+
+impl Heap {
+    #[inline]
+    fn before(a: &Entry, b: &Entry) -> bool {
+        (a.0, a.1) < (b.0, b.1)
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.v.len()
+    }
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+    #[inline]
+    fn peek(&self) -> Option<&Entry> {
+        self.v.first()
+    }
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !Self::before(&e, &self.v[parent]) {
+                break;
+            }
+            self.v[i] = self.v[parent];
+            i = parent;
+        }
+        self.v[i] = e;
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        let last = self.v.pop()?;
+        let Some(&top) = self.v.first() else { return Some(last) };
+        let n = self.v.len();
+        let mut i = 0;
+        loop {
+            let mut c = 2 * i + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && Self::before(&self.v[c + 1], &self.v[c]) {
+                c += 1;
+            }
+            if !Self::before(&self.v[c], &last) {
+                break;
+            }
+            self.v[i] = self.v[c];
+            i = c;
+        }
+        self.v[i] = last;
+        Some(top)
+    }
 }
 
 /// The pending events.
 #[derive(Debug)]
 pub struct EventQueue {
     /// Events of the current window and earlier, smallest first.
-    now: BinaryHeap<Reverse<Entry>>,
+    now: Heap,
     /// The current window: every event outside `now` is in a later one.
     current: u64,
     /// Events of the later windows of the current coarse window, in slot `window % FINE`.
@@ -87,7 +191,7 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            now: BinaryHeap::new(),
+            now: Heap::default(),
             current: 0,
             fine: vec![Vec::new(); FINE as usize],
             in_fine: 0,
@@ -103,20 +207,20 @@ impl EventQueue {
     /// Schedules `src` at `t`; returns the tie-break sequence number it got.
     pub fn push(&mut self, t: Time, src: Source) -> u64 {
         self.seq += 1;
-        self.insert((t, self.seq, src));
+        self.insert((t.as_nanos(), self.seq, src.pack()));
         self.seq
     }
     /// Schedules with a sequence number reserved earlier (a link's next head keeps the order it
     /// got when the packet entered the link).
     pub fn push_with_seq(&mut self, t: Time, seq: u64, src: Source) {
-        self.insert((t, seq, src));
+        self.insert((t.as_nanos(), seq, src.pack()));
     }
     /// Files `e` by its window.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, e: Entry) {
         let w = window(e.0);
         if w <= self.current {
-            self.now.push(Reverse(e));
+            self.now.push(e);
             return;
         }
         let (c, cur) = (w >> FINE_SHIFT, self.current >> FINE_SHIFT);
@@ -143,7 +247,9 @@ impl EventQueue {
                 self.current += 1;
                 let bucket = &mut self.fine[(self.current % FINE) as usize];
                 self.in_fine -= bucket.len();
-                self.now.extend(bucket.drain(..).map(Reverse));
+                for e in bucket.drain(..) {
+                    self.now.push(e);
+                }
                 continue;
             }
             // The next coarse window with events, from the ring or (nothing there) the later heap.
@@ -177,7 +283,7 @@ impl EventQueue {
     fn spread(&mut self, e: Entry) {
         let w = window(e.0);
         if w <= self.current {
-            self.now.push(Reverse(e));
+            self.now.push(e);
         } else {
             self.fine[(w % FINE) as usize].push(e);
             self.in_fine += 1;
@@ -186,17 +292,17 @@ impl EventQueue {
     /// Time of the earliest event.
     pub fn peek_time(&mut self) -> Option<Time> {
         self.refill();
-        self.now.peek().map(|Reverse((t, _, _))| *t)
+        self.now.peek().map(|&(t, _, _)| Time(t))
     }
     /// The next event's source, if it is in the current window (a hint for warming the caches:
     /// an event pushed before it pops may come first).
     pub fn peek_source(&self) -> Option<Source> {
-        self.now.peek().map(|Reverse((_, _, s))| *s)
+        self.now.peek().map(|&(_, _, s)| Source::unpack(s))
     }
     /// Removes the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Source)> {
         self.refill();
-        self.now.pop().map(|Reverse((t, _, s))| (t, s))
+        self.now.pop().map(|(t, _, s)| (Time(t), Source::unpack(s)))
     }
     /// Events pending.
     pub fn len(&self) -> usize {
@@ -247,7 +353,7 @@ mod tests {
         // Times spread over many windows, beyond the ring and back (many equal), pushed while
         // popping as the engine does, against a sorted copy.
         let mut q = EventQueue::default();
-        let mut want: Vec<Entry> = Vec::new();
+        let mut want: Vec<(Time, u64, Source)> = Vec::new();
         let mut now = Time::ZERO;
         let mut x = 12345u64;
         for k in 0..20_000u32 {

@@ -5,6 +5,7 @@
 use crate::aqm::{DropCause, Ecn, Events, QPacket, Qdisc};
 use crate::impair::Impairment;
 pub use crate::sojourn::Sojourns;
+pub use crate::pipe::Pipe;
 use crate::red::{Red, Verdict};
 use rand_pcg::Pcg64;
 pub use crate::packet::{flags, Arena, Packet, PktKind};
@@ -27,8 +28,9 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 #[repr(C, align(128))]
 pub struct Channel {
-    /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet).
-    pub pipe: VecDeque<(Time, u64, u32)>,
+    /// Packets propagating or queued: (arrival time at `to`, tie-break seq, packet); the first
+    /// inline.
+    pub pipe: Pipe,
     /// A dequeue-time discipline holding the waiting packets (`None`: the FIFO `waiting`).
     aqm: Option<Box<AqmLink>>,
     /// Path impairments (docs/IMPAIRMENTS.md); `None` on an unimpaired channel.
@@ -200,7 +202,7 @@ impl Channel {
             waiting: VecDeque::new(),
             wait_pkts: 0,
             wait_bytes: 0,
-            pipe: VecDeque::new(),
+            pipe: Pipe::default(),
             stats: ChannelStats::default(),
             last_change: Time::ZERO,
             early_watch: Vec::new(),
@@ -392,6 +394,15 @@ impl Channel {
         self.red.as_deref().map(|(r, _)| r.avg())
     }
 
+    /// Reads, and discards, what a packet offered to this link reads and writes first: both cache
+    /// lines of the fields it uses and the end of its FIFO of packets in flight, where it will be
+    /// appended (so that a driver can start these cache misses early). The result means nothing:
+    /// pass it to `std::hint::black_box`.
+    #[inline]
+    pub fn warm(&self) -> u64 {
+        self.pipe.back().map_or(0, |e| e.1) ^ self.busy_until.as_nanos()
+    }
+
     /// Packets in flight (queued or propagating).
     #[inline]
     pub fn in_flight(&self) -> usize {
@@ -402,7 +413,7 @@ impl Channel {
     /// dequeue-time discipline included).
     pub fn packets_in_flight(&self) -> impl Iterator<Item = u32> + '_ {
         let waiting = self.aqm.iter().flat_map(|a| a.qdisc.packets().map(|p| p.pkt));
-        self.pipe.iter().map(|&(_, _, p)| p).chain(self.imp.iter().flat_map(|i| i.packets())).chain(waiting)
+        self.pipe.iter().map(|(_, _, p)| p).chain(self.imp.iter().flat_map(|i| i.packets())).chain(waiting)
     }
 
     /// Takes the packet whose arrival event fired, counting it delivered; also returns the
@@ -418,7 +429,7 @@ impl Channel {
         }
         let (_, _, pkt) = self.pipe.pop_front()?;
         self.stats.delivered += 1;
-        Some((pkt, self.pipe.front().map(|&(t, seq, _)| (t, seq))))
+        Some((pkt, self.pipe.front().map(|(t, seq, _)| (t, seq))))
     }
 
     /// Packets waiting now (after [`Channel::drain`]).

@@ -120,7 +120,7 @@ const QUIC: u32 = 1 << 30;
 /// Packets live here, reused through free lists: no allocation per packet once warm.
 ///
 /// Two pools: packets without ACK contents (data, SYNs, cross traffic: one cache line each) and
-/// packets with them (ACKs, requests: three lines). Each reuses its most recently freed slot, so a
+/// packets with them (ACKs, requests: three lines, of which an ACK without SACK blocks uses two). Each reuses its most recently freed slot, so a
 /// sender's new data packet takes the slot a data packet just delivered left (still in the cache)
 /// and never writes the 120 bytes of an ACK it does not carry; a receiver's ACK likewise takes an
 /// ACK's slot. A handle with `WITH_ACK` set is in the second pool.
@@ -148,12 +148,15 @@ impl Arena {
     }
     /// Stores a packet that carries ACK contents (an ACK, or a request's part number).
     pub fn alloc_with_ack(&mut self, p: Packet, ack: Ack) -> u32 {
-        let w = WithAck { header: p, ack };
         if let Some(i) = self.acked_free.pop() {
-            self.acked[i as usize] = w;
+            // Only the valid SACK blocks are written (read back with `Ack::load`): an ACK without
+            // blocks stays on two cache lines.
+            let slot = &mut self.acked[i as usize];
+            slot.header = p;
+            slot.ack.store(&ack);
             i | WITH_ACK
         } else {
-            self.acked.push(w);
+            self.acked.push(WithAck { header: p, ack });
             debug_assert!(self.acked.len() < WITH_ACK as usize);
             (self.acked.len() - 1) as u32 | WITH_ACK
         }
@@ -211,7 +214,7 @@ impl Arena {
     /// any other).
     pub fn ack(&self, i: u32) -> Ack {
         if i & WITH_ACK != 0 && i & QUIC == 0 {
-            self.acked[(i & !WITH_ACK) as usize].ack
+            self.acked[(i & !WITH_ACK) as usize].ack.load()
         } else {
             Ack::default()
         }

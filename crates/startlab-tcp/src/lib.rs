@@ -76,33 +76,39 @@ impl EcnMode {
 pub const MAX_SACK_BLOCKS: usize = 4;
 
 /// An acknowledgement segment as it travels from receiver to sender.
+///
+/// In declaration order (`repr(C)`), the SACK blocks last: a simulator that stores an ACK after a
+/// 64-byte packet header keeps everything but the blocks on the header's next cache line, and an
+/// ACK with no block (the usual case) never touches a third line when it is stored
+/// ([`Ack::store`]) and read back ([`Ack::load`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Ack {
     /// Cumulative ACK: the next byte the receiver expects.
     pub ack: u64,
-    /// SACK blocks `[start, end)`, most recent first (RFC 2018 §4); only the first `n_sack` are valid.
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    /// Number of valid SACK blocks.
-    pub n_sack: u8,
     /// Advertised receive window in bytes (`u64::MAX`: unlimited).
     pub rwnd: u64,
+    /// Data segments this ACK acknowledges for the first time (0 for a duplicate ACK).
+    pub segments: u32,
+    /// Number of valid SACK blocks.
+    pub n_sack: u8,
     /// This is the SYN-ACK of the handshake.
     pub syn_ack: bool,
     /// Released by the delayed-ACK timer rather than by a second segment (PaSt §7.7 needs this).
     pub timer_triggered: bool,
-    /// Data segments this ACK acknowledges for the first time (0 for a duplicate ACK).
-    pub segments: u32,
-    /// TCP Quick-Start Response option (RFC 4782 §4.2): the echo of a Quick-Start request, carried
-    /// by the first ACK (or SYN-ACK) the receiver sends after the request arrived.
-    pub qs: Option<startlab_cc::startup::QsReport>,
     /// ECN-Echo (RFC 3168 §6.1): on a SYN-ACK, the receiver agrees to use ECN; on any other ACK, a
     /// data segment arrived with CE and no CWR has been seen since. Never set on a connection that
     /// uses AccECN, whose ECE bit is part of the ACE field in `accecn`.
     pub ece: bool,
+    /// TCP Quick-Start Response option (RFC 4782 §4.2): the echo of a Quick-Start request, carried
+    /// by the first ACK (or SYN-ACK) the receiver sends after the request arrived.
+    pub qs: Option<startlab_cc::startup::QsReport>,
     /// Accurate ECN feedback (RFC 9768 §3.2): the ACE field and the AccECN option's byte counters,
     /// on every ACK of a connection that uses AccECN (and on the SYN-ACK that agrees to it);
     /// `None` otherwise.
     pub accecn: Option<AccEcnFeedback>,
+    /// SACK blocks `[start, end)`, most recent first (RFC 2018 §4); only the first `n_sack` are valid.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
 /// What an AccECN receiver feeds back on an ACK (RFC 9768 §3.2): the 3-bit ACE field (the TCP
@@ -164,5 +170,25 @@ impl Ack {
     /// The valid SACK blocks.
     pub fn sack_blocks(&self) -> &[(u64, u64)] {
         &self.sack[..self.n_sack as usize]
+    }
+
+    /// Copies `ack` into `self` (a stored ACK), writing only its valid SACK blocks: the blocks
+    /// beyond `n_sack` keep whatever they held, so read a stored ACK with [`Ack::load`].
+    pub fn store(&mut self, ack: &Ack) {
+        let Ack { ack: cum, rwnd, segments, n_sack, syn_ack, timer_triggered, ece, qs, accecn, sack } = ack;
+        (self.ack, self.rwnd, self.segments, self.n_sack) = (*cum, *rwnd, *segments, *n_sack);
+        (self.syn_ack, self.timer_triggered, self.ece, self.qs, self.accecn) = (*syn_ack, *timer_triggered, *ece, *qs, *accecn);
+        let n = *n_sack as usize;
+        self.sack[..n].copy_from_slice(&sack[..n]);
+    }
+
+    /// A copy of an ACK written with [`Ack::store`], reading only its valid SACK blocks; the
+    /// others are zero, as in every ACK a receiver makes.
+    pub fn load(&self) -> Ack {
+        let Ack { ack, rwnd, segments, n_sack, syn_ack, timer_triggered, ece, qs, accecn, sack } = self;
+        let mut out = Ack { ack: *ack, rwnd: *rwnd, segments: *segments, n_sack: *n_sack, syn_ack: *syn_ack, timer_triggered: *timer_triggered, ece: *ece, qs: *qs, accecn: *accecn, sack: Default::default() };
+        let n = *n_sack as usize;
+        out.sack[..n].copy_from_slice(&sack[..n]);
+        out
     }
 }

@@ -110,6 +110,12 @@ impl RtoEstimator {
         self.rto
     }
 
+    /// Reads, and discards, the estimator's state without computing anything (see
+    /// [`Sender::warm`](crate::Sender::warm)).
+    pub(crate) fn warm(&self) -> u64 {
+        self.rto.as_nanos() ^ self.srtt.map_or(0, f64::to_bits)
+    }
+
     /// The smoothed RTT, once a sample exists.
     pub fn srtt(&self) -> Option<Dur> {
         self.srtt.map(|s| Dur(s.round() as u64))

@@ -159,20 +159,16 @@ enum Handshake {
 }
 
 /// A TCP sender.
+///
+/// Layout: with many flows taking turns, every ACK finds its sender's state cold, so the fields
+/// are in declaration order (`repr(C)`, starting on a cache line) with what every ACK and every
+/// send reads first — the sequence space, the timers' deadlines, the configuration, the RTT
+/// estimator, the scoreboard's head, the two counters every send updates, then the controller,
+/// whose own hot part leads — and what only a recovery in progress, a recovery variant that is
+/// off, the handshake or the results read last.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Sender {
-    cfg: SenderConfig,
-    cc: Controller,
-    rtt: RtoEstimator,
-    handshake: Handshake,
-    /// The application has data from now on ([`Sender::start`]).
-    started: bool,
-    /// The SYN was retransmitted (the next SYN is marked so; Karn's rule for its RTT).
-    syn_retransmitted: bool,
-    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
-    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
-    handshake_rtt: Option<Dur>,
-
     // The sequence space and transmission.
     /// SND.UNA: the cumulative ACK point.
     snd_una: u64,
@@ -182,71 +178,79 @@ pub struct Sender {
     snd_max: u64,
     /// The receiver's advertised window.
     rwnd: u64,
-    /// With `app_limited`: bytes the application has handed over so far.
-    app_limit: u64,
-    /// A retransmission chosen to go out next (fast retransmit, a partial ACK's hole).
-    rtx_pending: Option<u64>,
-    /// Bytes sent by Limited Transmit since the last advance (not counted in FlightSize at entry).
-    lt_sent: u64,
-    /// The pacer's release times.
-    pacer: pacer::Pacer,
-    /// Last data transmission (for the idle restart).
-    last_send: Time,
-    /// The retransmission timer.
-    rto_deadline: Option<Time>,
-
-    // The scoreboard.
-    /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
-    sb: scoreboard::Scoreboard,
-
-    // Loss detection and recovery.
-    /// Duplicate ACKs since the last advance.
-    dupacks: u32,
-    in_recovery: bool,
-    /// NewReno/Tahoe `recover` and SACK `RecoveryPoint`, as one past the highest byte (exclusive).
-    recover: Option<u64>,
+    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
+    delivered: u64,
+    delivered_time: Time,
     /// One past the highest retransmitted byte in this SACK episode (`HighRxt + 1`).
     high_rxt: u64,
-    /// RFC 6675 `RescueRxt`: the `recover` of the episode's rescue retransmission.
-    rescue_rxt: Option<u64>,
     /// RFC 6675 `pipe` in a recovery episode of the scoreboard variants: SetPipe() at the last
     /// ACK plus what was sent since.
     pipe: u64,
-    /// NewReno's partial ACKs in this episode (RFC 6582 §4.1 Impatient timer).
-    partial_acks: u32,
+    /// Bytes sent by Limited Transmit since the last advance (not counted in FlightSize at entry).
+    lt_sent: u64,
+    /// Last data transmission (for the idle restart).
+    last_send: Time,
+    /// With `app_limited`: bytes the application has handed over so far (read with the
+    /// configuration's `size` for the end of the data).
+    app_limit: u64,
+    /// The retransmission timer.
+    rto_deadline: Option<Time>,
+    completed_at: Option<Time>,
+    first_data: Option<Time>,
+    /// A retransmission chosen to go out next (fast retransmit, a partial ACK's hole).
+    rtx_pending: Option<u64>,
+    /// When the recovery in progress (fast, or after a timeout) began.
+    recovery_since: Option<Time>,
+    /// NewReno/Tahoe `recover` and SACK `RecoveryPoint`, as one past the highest byte (exclusive).
+    recover: Option<u64>,
+    handshake: Handshake,
+    /// Duplicate ACKs since the last advance.
+    dupacks: u32,
     /// Backoffs since the last valid sample / forward progress (first expiry sets ssthresh).
     timeout_streak: u32,
+    in_recovery: bool,
+    /// The application has data from now on ([`Sender::start`]).
+    started: bool,
     /// A timeout's recovery is in progress: the cumulative ACK has not yet covered what was
     /// sent before the timeout.
     rto_loss: bool,
-    /// RACK's detector (`RackTlp`, `Linux`).
-    rack: rack::Rack,
-    /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
-    tlp: rack_tlp::Tlp,
-
-    // Window reduction: each variant's own state.
+    /// The SYN was retransmitted (the next SYN is marked so; Karn's rule for its RTT).
+    syn_retransmitted: bool,
+    /// ns-3's flags beside PRR's counters (`Ns3Prr`).
+    ns3: ns3::Ns3State,
+    cfg: SenderConfig,
+    rtt: RtoEstimator,
+    /// The pacer's release times.
+    pacer: pacer::Pacer,
+    /// ECN's agreement, reduction window and CWR mark.
+    ecn: ecn::EcnState,
+    /// The Quick-Start request and its verdict.
+    qs: quick_start::QuickStartState,
+    /// The RFC 6675 scoreboard of `[snd_una, snd_max)`, with RACK-TLP's marks.
+    sb: scoreboard::Scoreboard,
+    /// [`SenderStats::packets_sent`] and [`SenderStats::retransmissions`], kept with the fields
+    /// every send writes (the other counters change rarely: `stats`).
+    packets_sent: u64,
+    retransmissions: u64,
+    cc: Controller,
+    // Read only by the variants that use them, in a recovery, or once.
+    /// The counters but `packets_sent` and `retransmissions` (see [`Sender::stats`]).
+    stats: SenderStats,
     /// Proportional Rate Reduction's counters for the current episode (`Prr`, `Linux`, `Ns3Prr`).
     prr: prr::Prr,
     /// ns-2 Sack1's `pipe` counter (`Sack1`).
     sack1: ns2::Sack1State,
-    /// ns-3's flags beside PRR's counters (`Ns3Prr`).
-    ns3: ns3::Ns3State,
-
-    // Signals.
-    /// The Quick-Start request and its verdict.
-    qs: quick_start::QuickStartState,
-    /// ECN's agreement, reduction window and CWR mark.
-    ecn: ecn::EcnState,
-
-    // Delivery and results.
-    /// Bytes delivered (cumulatively ACKed or SACKed) and when that count last grew.
-    delivered: u64,
-    delivered_time: Time,
-    first_data: Option<Time>,
-    completed_at: Option<Time>,
-    stats: SenderStats,
-    /// When the recovery in progress (fast, or after a timeout) began.
-    recovery_since: Option<Time>,
+    /// RACK's detector (`RackTlp`, `Linux`).
+    rack: rack::Rack,
+    /// RACK-TLP's tail loss probe (`RackTlp`, `Linux`).
+    tlp: rack_tlp::Tlp,
+    /// RFC 6675 `RescueRxt`: the `recover` of the episode's rescue retransmission.
+    rescue_rxt: Option<u64>,
+    /// With `app_limited`: the handshake's RTT sample, held until the application hands over the
+    /// first response so that the startup sizes its first flight on it (Jump-Start's `D`).
+    handshake_rtt: Option<Dur>,
+    /// NewReno's partial ACKs in this episode (RFC 6582 §4.1 Impatient timer).
+    partial_acks: u32,
 }
 
 mod ack;
@@ -302,6 +306,8 @@ impl Sender {
             first_data: None,
             completed_at: None,
             stats: SenderStats::default(),
+            packets_sent: 0,
+            retransmissions: 0,
             qs: quick_start::QuickStartState::default(),
             app_limit: 0,
             handshake_rtt: None,
@@ -317,6 +323,27 @@ impl Sender {
         }
     }
 
+    /// Reads, and discards, a value on each cache line of the state an ACK reads (the fields
+    /// before the controller in declaration order, then the controller's, see
+    /// [`Controller::warm`]), so that a driver that knows an ACK comes next can start these
+    /// cache misses early and overlap them with other work instead of taking them one by one.
+    /// The result means nothing: pass it to `std::hint::black_box`.
+    pub fn warm(&self) -> u64 {
+        let sb = &self.sb;
+        let lines = [
+            self.snd_una,
+            self.rto_deadline.map_or(0, Time::as_nanos),
+            self.recover.unwrap_or(0),
+            self.cfg.size.unwrap_or(0) ^ self.cfg.startup_min_response ^ self.in_recovery as u64,
+            self.rtt.warm(),
+            self.pacer.deadline().map_or(0, Time::as_nanos) ^ self.qs.carrier() ^ self.ecn.ok() as u64,
+            sb.warm(),
+            self.packets_sent ^ self.retransmissions,
+            self.cc.warm(),
+        ];
+        lines.iter().fold(0, |a, &x| a ^ x)
+    }
+
     /// The congestion controller (read-only).
     pub fn cc(&self) -> &Controller {
         &self.cc
@@ -328,7 +355,7 @@ impl Sender {
     }
     /// Counters.
     pub fn stats(&self) -> SenderStats {
-        self.stats
+        SenderStats { packets_sent: self.packets_sent, retransmissions: self.retransmissions, ..self.stats }
     }
     /// Cumulative ACK point (unique bytes acknowledged).
     pub fn snd_una(&self) -> u64 {
@@ -370,7 +397,12 @@ impl Sender {
     /// The next time the sender needs [`Sender::on_timer`]: the retransmission timer or the
     /// pacer's release, whichever is first.
     pub fn next_timeout(&self) -> Option<Time> {
-        [self.rto_deadline, self.pacer.deadline(), self.rack.reo_deadline(), self.tlp.deadline].into_iter().flatten().min()
+        let (rto, pacer) = (self.rto_deadline, self.pacer.deadline());
+        if !self.cfg.recovery.rack() {
+            // RACK's and TLP's timers are never armed without RACK: their state stays cold.
+            return [rto, pacer].into_iter().flatten().min();
+        }
+        [rto, pacer, self.rack.reo_deadline(), self.tlp.deadline].into_iter().flatten().min()
     }
 
     /// Time spent in loss recovery by `now`: [`SenderStats::recovery_time`] plus the episode in

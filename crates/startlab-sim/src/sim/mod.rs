@@ -263,25 +263,34 @@ impl Simulation {
     /// Reads, without using it, the memory the next event will start with, so that its cache
     /// misses overlap this event's work instead of following it: with many flows, an arrival finds
     /// its link, the packet and the flow's state cold, each read waiting for the one before.
-    /// For a packet arriving next: its link's FIFO, the packet, and then either the next link on
-    /// its path or (at its host) the flow's endpoints and the link the answer leaves by. Only
-    /// reads; a guess that turns out wrong (an event scheduled in between comes first) costs
-    /// nothing but the reads.
+    /// For a packet arriving next: its link's FIFO and the packet; at a router, the next link on
+    /// its path; at its host, or at the router whose next link ends at its host, the flow's
+    /// endpoint there and the link the answer leaves by. (The arrival at the host, over an access
+    /// link, is scheduled by the router's event and comes right after it: too late to be warmed
+    /// as the next event.) Only reads; a guess that turns out wrong (an event scheduled in
+    /// between comes first) costs nothing but the reads.
     #[inline]
     fn warm_next(&self) {
         let Some(Source::Channel(c)) = self.q.peek_source() else { return };
         let ch = &self.net.channels[c as usize];
-        let Some(&(_, _, pkt)) = ch.pipe.front() else { return };
+        let Some((_, _, pkt)) = ch.pipe.front() else { return };
         let p = self.arena.get(pkt);
-        let touched = if p.dst != ch.to {
-            self.net.routes.next(ch.to, p.dst).map_or(0, |n| self.net.channels[n as usize].pipe.len() as u64)
-        } else if let Some(fl) = self.flows.get(p.flow as usize).filter(|_| p.kind != PktKind::Cross) {
+        let mut touched = 0;
+        if p.dst != ch.to {
+            let Some(n) = self.net.routes.next(ch.to, p.dst) else { return };
+            let next = &self.net.channels[n as usize];
+            touched = next.warm();
+            if next.to != p.dst {
+                std::hint::black_box(touched);
+                return;
+            }
+        }
+        if let Some(fl) = self.flows.get(p.flow as usize).filter(|_| p.kind != PktKind::Cross) {
             let back = if p.dst == fl.dst { fl.src } else { fl.dst };
-            let out = self.net.routes.next(ch.to, back).map_or(0, |n| self.net.channels[n as usize].pipe.len() as u64);
-            fl.sender.snd_una() ^ fl.receiver.delivered() ^ fl.conn as u64 ^ out
-        } else {
-            0
-        };
+            let out = self.net.routes.next(p.dst, back).map_or(0, |n| self.net.channels[n as usize].warm());
+            let endpoint = if p.dst == fl.src { fl.sender.warm() } else { fl.receiver.warm() };
+            touched ^= endpoint ^ fl.conn as u64 ^ out;
+        }
         std::hint::black_box(touched);
     }
 

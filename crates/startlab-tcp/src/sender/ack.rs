@@ -54,7 +54,9 @@ impl Sender {
             Some(f) if self.ecn.mode() == EcnMode::L4s => self.ecn.on_accecn(&f),
             _ => 0,
         };
-        self.stats.ce_bytes += ce_bytes;
+        if ce_bytes > 0 {
+            self.stats.ce_bytes += ce_bytes;
+        }
         let flight_before = self.snd_nxt - self.snd_una;
         let delivered_before = self.delivered;
         let was_in_recovery = self.in_recovery;
@@ -120,15 +122,18 @@ impl Sender {
         let oldest = *self.sb.seg(0);
         let newest = *self.sb.seg(acked_segs - 1);
         let valid = |m: SegMeta| m.tx == 1 && !m.sacked;
+        let (rack_on, span) = (self.cfg.recovery.rack(), self.span());
+        // RACK's minimum RTT is read only by RACK: without it, its state stays untouched (cold).
         if valid(oldest) {
             self.rtt.on_sample(now - oldest.sent);
-            self.rack.on_rtt_sample(now - oldest.sent);
+            if rack_on {
+                self.rack.on_rtt_sample(now - oldest.sent);
+            }
         }
         let ca_rtt = valid(newest).then(|| now - newest.sent);
-        if let Some(rtt) = ca_rtt {
+        if let Some(rtt) = ca_rtt.filter(|_| rack_on) {
             self.rack.on_rtt_sample(rtt);
         }
-        let (rack_on, span) = (self.cfg.recovery.rack(), self.span());
         let rack = &mut self.rack;
         let (fresh, rtx_acked) = self.sb.on_cum_ack(span, ack, acked_segs, |m, seq, len| {
             if rack_on {

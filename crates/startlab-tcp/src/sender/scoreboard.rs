@@ -94,7 +94,11 @@ impl LossMarks {
 }
 
 /// The scoreboard (RFC 6675 §3's SACKed sequences and the per-segment state beside them).
+///
+/// In declaration order (`repr(C)`): what every ACK reads first, RACK-TLP's marks (read only
+/// with RACK) last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(super) struct Scoreboard {
     /// Per-segment state for `[SND.UNA, SND.MAX)`; `segs[0]` is the segment starting at SND.UNA.
     segs: VecDeque<SegMeta>,
@@ -106,21 +110,21 @@ pub(super) struct Scoreboard {
     /// starting below this byte are lost and the others are not. Set with `pipe` on every ACK
     /// while SACK blocks exist.
     lost_below: u64,
-    /// Current SACK recovery episode (see `SegMeta::rtx_episode`); 0 is never current.
-    episode: u32,
+    /// Highest SACKed byte + 1.
+    high_sacked: u64,
+    /// Bytes newly SACKed by the ACK being processed (the sender adds them to `delivered`).
+    sacked_bytes_pending: u64,
     /// Bytes of unSACKed segments retransmitted in the current episode (the second term of
     /// SetPipe()).
     rtx_unsacked: u64,
     /// With `keep_sacked_rtx` only: bytes of segments retransmitted in the current episode and
     /// SACKed since.
     rtx_sacked: u64,
+    /// Current SACK recovery episode (see `SegMeta::rtx_episode`); 0 is never current.
+    episode: u32,
     /// ns-3 3.44 (`Ns3Prr`): a segment retransmitted in the episode still counts in `pipe` once
     /// SACKed, until the cumulative ACK covers it (ns-3 issue #1190).
     keep_sacked_rtx: bool,
-    /// Highest SACKed byte + 1.
-    high_sacked: u64,
-    /// Bytes newly SACKed by the ACK being processed (the sender adds them to `delivered`).
-    sacked_bytes_pending: u64,
     /// IsLost()'s rule.
     rule: DupThresh,
     /// RACK-TLP's marks.
@@ -143,6 +147,13 @@ impl Scoreboard {
             rule: DupThresh { dupthresh, unit: mss },
             marks: LossMarks::default(),
         }
+    }
+
+    /// Reads, and discards, a value on each cache line of the fields an ACK reads, and the
+    /// oldest segment's state ([`Sender::warm`](super::Sender::warm)).
+    pub(super) fn warm(&self) -> u64 {
+        let head = self.segs.front().map_or(0, |m| m.sent.as_nanos());
+        head ^ self.sacked.is_empty() as u64 ^ self.lost_below ^ self.high_sacked ^ self.episode as u64 ^ self.rule.dupthresh as u64
     }
 
     /// Segments outstanding.

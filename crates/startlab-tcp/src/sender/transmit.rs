@@ -127,9 +127,9 @@ impl Sender {
             self.rack_on_send(now, seq, retransmit);
         }
         self.last_send = now;
-        self.stats.packets_sent += 1;
+        self.packets_sent += 1;
         if retransmit {
-            self.stats.retransmissions += 1;
+            self.retransmissions += 1;
             self.cc.on_retransmit(seq, len as u64);
         }
         if self.rto_deadline.is_none() {
