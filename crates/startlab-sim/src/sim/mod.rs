@@ -25,7 +25,7 @@ use path::dequeue_hook;
 use cross::CrossState;
 use endpoints::endpoints;
 use quick_start::QsRouters;
-pub(crate) use quic::QuicEnds;
+pub(crate) use quic::{QuicEnds, QuicSide};
 
 use crate::build::{network, Network};
 use crate::engine::{EventQueue, Source, TimerSlot};
@@ -313,7 +313,7 @@ impl Simulation {
                 if fl.stimer.take(self.now) {
                     if let Some(q) = fl.quic.as_mut() {
                         q.server.on_timeout(self.now);
-                        return self.after_quic(f);
+                        return self.after_quic(f, QuicSide::Server);
                     }
                     fl.sender.on_timer(self.now);
                     self.after_sender(f);
@@ -325,7 +325,7 @@ impl Simulation {
                 if fl.rtimer.take(now) {
                     if let Some(q) = fl.quic.as_mut() {
                         q.client.on_timeout(now);
-                        return self.after_quic(f);
+                        return self.after_quic(f, QuicSide::Client);
                     }
                     if let Some(ack) = fl.receiver.on_timer(now) {
                         self.send_ack(f, ack);
@@ -342,7 +342,7 @@ impl Simulation {
                     u.began = now;
                 }
                 if fl.quic.is_some() {
-                    return self.after_quic(f);
+                    return self.after_quic(f, QuicSide::Both);
                 }
                 fl.sender.start(now);
                 self.after_sender(f);

@@ -23,6 +23,27 @@ use startlab_quic::Space;
 use startlab_scenario::{QuicSpec, UDP_IP_HEADER};
 use startlab_tcp::IpEcn;
 
+/// Which ends of a QUIC flow an event reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QuicSide {
+    /// The server (the flow's sending host; its timer is the sender timer).
+    Server,
+    /// The client.
+    Client,
+    /// Both (the flow's start).
+    Both,
+}
+
+impl QuicSide {
+    fn includes(self, server: bool) -> bool {
+        match self {
+            QuicSide::Both => true,
+            QuicSide::Server => server,
+            QuicSide::Client => !server,
+        }
+    }
+}
+
 /// The two ends of a QUIC flow and what the measurements need beyond them.
 #[derive(Debug)]
 pub(crate) struct QuicEnds {
@@ -231,11 +252,16 @@ impl FlowState {
 }
 
 impl Simulation {
-    /// After any event of the QUIC flow `f`: both ends send what they may, their timers are
-    /// re-armed, and the controller's state is recorded.
-    pub(super) fn after_quic(&mut self, f: u32) {
+    /// After an event of the QUIC flow `f` at the ends in `ends`: each of them sends what it
+    /// may and its timer is re-armed, and the controller's state is recorded if the server's
+    /// changed. An event at one end leaves the other as it was (its pacer's releases have timer
+    /// events of their own), so only the ends it reached are polled.
+    pub(super) fn after_quic(&mut self, f: u32, ends: QuicSide) {
         let now = self.now;
         for server in [true, false] {
+            if !ends.includes(server) {
+                continue;
+            }
             loop {
                 let q = self.flows[f as usize].quic.as_mut().expect("a QUIC flow");
                 let end = if server { &mut q.server } else { &mut q.client };
@@ -245,9 +271,15 @@ impl Simulation {
         }
         let fl = &mut self.flows[f as usize];
         let q = fl.quic.as_ref().expect("a QUIC flow");
-        fl.stimer.sync(&mut self.q, q.server.next_timeout(now), Source::SenderTimer(f));
-        fl.rtimer.sync(&mut self.q, q.client.next_timeout(now), Source::ReceiverTimer(f));
-        self.record_cc(f);
+        if ends.includes(true) {
+            fl.stimer.sync(&mut self.q, q.server.next_timeout(now), Source::SenderTimer(f));
+        }
+        if ends.includes(false) {
+            fl.rtimer.sync(&mut self.q, q.client.next_timeout(now), Source::ReceiverTimer(f));
+        }
+        if ends.includes(true) {
+            self.record_cc(f);
+        }
     }
 
     /// Puts packet `tx` of flow `f` on the wire at its end's host.
@@ -312,6 +344,7 @@ impl Simulation {
             fl.m.delivered_pkts += 1;
         }
         let una = fl.snd_una();
+        let fl_dst = fl.dst;
         let q = fl.quic.as_mut().expect("a QUIC flow");
         let ecn = flags::ip_ecn(p.flags);
         if p.dst == fl.dst {
@@ -326,6 +359,6 @@ impl Simulation {
         if newly > 0 {
             self.on_progress(f, newly);
         }
-        self.after_quic(f);
+        self.after_quic(f, if p.dst == fl_dst { QuicSide::Client } else { QuicSide::Server });
     }
 }
