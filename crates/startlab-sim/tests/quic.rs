@@ -206,6 +206,49 @@ fn quick_start_is_refused_over_quic() {
     assert!(e.message.contains("RFC 4782"), "{e}");
 }
 
+/// Found by the random test below: three QUIC flows on a slow short path, one of them Jump-Start.
+/// A server's loss-detection deadline can already be past when the server is next touched (RFC
+/// 9002 A.8: such a timer fires at once); scheduled as it was, it ran time backwards.
+#[test]
+fn a_deadline_already_past_fires_at_once() {
+    let toml = r#"
+seed = 3
+duration = "120s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "5Mbps"
+rtt = "7ms"
+access_rate = "50Mbps"
+queue = { kind = "droptail", limit = "20pkt" }
+[[flows]]
+name = "q0"
+start = "269ms"
+size = "1KB"
+drops = []
+quic = { handshake = true, pacing = false, ack_eliciting_threshold = 1, max_ack_delay = "1ms" }
+tcp = { congestion_avoidance = "cubic", ecn = false }
+startup = { algorithm = "slow-start" }
+[[flows]]
+name = "q1"
+start = "109ms"
+size = "111KB"
+drops = []
+quic = { handshake = false, pacing = false, ack_eliciting_threshold = 10, max_ack_delay = "19ms", max_data = "32KB" }
+tcp = { congestion_avoidance = "cubic", ecn = false }
+startup = { algorithm = "slow-start" }
+[[flows]]
+name = "q2"
+start = "227ms"
+size = "41KB"
+drops = []
+quic = { handshake = true, pacing = false, ack_eliciting_threshold = 1, max_ack_delay = "1ms" }
+tcp = { congestion_avoidance = "cubic", ecn = false }
+startup = { algorithm = "jump-start" }
+"#;
+    let sim = common::run(toml);
+    assert!(sim.results().flows.iter().all(|f| f.completed));
+}
+
 mod random {
     //! Random QUIC dumbbells: every invariant holds and every transfer completes with the client
     //! holding every byte of the response.

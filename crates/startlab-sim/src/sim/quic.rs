@@ -271,11 +271,13 @@ impl Simulation {
         }
         let fl = &mut self.flows[f as usize];
         let q = fl.quic.as_ref().expect("a QUIC flow");
+        // A deadline already past (a probe timeout counted from a packet sent long ago, RFC 9002
+        // A.8's "timer in the past") is due now.
         if ends.includes(true) {
-            fl.stimer.sync(&mut self.q, q.server.next_timeout(now), Source::SenderTimer(f));
+            fl.stimer.sync(&mut self.q, q.server.next_timeout(now).map(|t| t.max(now)), Source::SenderTimer(f));
         }
         if ends.includes(false) {
-            fl.rtimer.sync(&mut self.q, q.client.next_timeout(now), Source::ReceiverTimer(f));
+            fl.rtimer.sync(&mut self.q, q.client.next_timeout(now).map(|t| t.max(now)), Source::ReceiverTimer(f));
         }
         if ends.includes(true) {
             self.record_cc(f);
