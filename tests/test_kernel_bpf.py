@@ -195,8 +195,13 @@ def test_a_timing_algorithm_stays_within_a_segment_of_the_rust_window_each_round
     assert trace.kernel_ssthresh[-1] < 0x7FFFFFFF, "the kernel version left startup too"
     assert abs(trace.kernel_ssthresh[-1] - int(trace.rust_cwnd[left[0]] + 1e-9)) <= 1, "both set ssthresh to the exit window"
     if "suss" in name:
-        # round 2 grows fourfold on both sides: 10 -> 40, and the next round's first ACK adds one
-        assert trace.kernel_cwnd[trace.rounds[0]] == 41 and int(trace.rust_cwnd[trace.rounds[0]] + 1e-9) == 41
+        # Round 2 grows fourfold on both sides, 10 -> 40, and the next round's first ACK adds one:
+        # 41. While the round's extra data is still being paced out, SUSS keeps cwnd two segments
+        # ahead of what left (docs/algorithms/suss.md), so when that ACK comes before the last
+        # paced segments have left — the kernel's pacing timer decides, run to run — it reads 39.
+        # Either way both sides read the same, far above slow start's 21.
+        kernel, rust = trace.kernel_cwnd[trace.rounds[0]], int(trace.rust_cwnd[trace.rounds[0]] + 1e-9)
+        assert kernel == rust and 39 <= kernel <= 41, (kernel, rust)
     if "paced" in name:
         # the FILL train: cwnd = RTT / g, with g from the trains' ACK gaps (about 58-67 segments
         # here; the kernel's ACK times, which both sides get, decide where in that range)

@@ -44,10 +44,22 @@ _DUMBBELL_PREFIX = "dumbbell-n"
 _SHIPPED = ("paced-start-default", "paced-start-fig11", "paced-start-parking-lot")
 
 
-def dumbbell(flows: int, duration: str, queue: str | None = None, flow_keys: str = 'start = "0s"\nsize = "infinite"') -> str:
-    """TOML of ``flows`` long-lived SACK flows through 1 Gbps / 50 ms with a one-BDP drop-tail
-    buffer (or ``queue``, an inline table body); ``flow_keys`` replaces the flows' start and size."""
-    rate, rtt, packet = 1e9, 0.050, 1500  # bit/s, s, bytes on the wire
+#: The ``dumbbell-nN`` flows' transport: SACK TCP with 1448-byte segments and an ACK per segment.
+_SACK = 'tcp = { recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet" }'
+
+
+def dumbbell(
+    flows: int,
+    duration: str,
+    queue: str | None = None,
+    flow_keys: str = 'start = "0s"\nsize = "infinite"',
+    rtt: float = 0.050,
+    transport: str = _SACK,
+) -> str:
+    """TOML of ``flows`` long-lived flows (``transport``: the flows' ``tcp`` or ``quic`` keys, SACK TCP
+    by default) through 1 Gbps / ``rtt`` (50 ms) with a one-BDP drop-tail buffer (or ``queue``, an
+    inline table body); ``flow_keys`` replaces the flows' start and size."""
+    rate, packet = 1e9, 1500  # bit/s, bytes on the wire
     bdp_packets = math.ceil(rate * rtt / 8 / packet)
     queue = queue or f'kind = "droptail", limit = "{bdp_packets}pkt"'
     return f"""\
@@ -57,14 +69,14 @@ duration = "{duration}"
 [topology]
 kind = "dumbbell"
 bottleneck_rate = "1Gbps"
-rtt = "50ms"
+rtt = "{rtt * 1e3:g}ms"
 access_rate = "10Gbps"
 queue = {{ {queue} }}
 
 [[flows]]
 name = "bulk"
 count = {flows}
-tcp = {{ recovery = "sack", mss = "1448B", header = "52B", ack = "every-packet" }}
+{transport}
 startup = {{ algorithm = "slow-start" }}
 {flow_keys}
 
@@ -217,33 +229,8 @@ def quic(name: str, quick: bool) -> str:
     """TOML of one :data:`QUIC` scenario (RFC 9002 defaults: 1472-byte datagrams, handshake,
     pacing), traces off."""
     if name == "quic-1gbps-loss-burst":
-        rate, rtt, flows, duration = 1e9, 0.100, 1, "2s" if quick else "4s"
-    else:
-        rate, rtt, flows, duration = 1e9, 0.050, 1000, "2s" if quick else "20s"
-    buffer = round(rate * rtt / 8 / 1500)
-    return f"""\
-seed = 1
-duration = "{duration}"
-
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "1Gbps"
-rtt = "{rtt * 1e3:g}ms"
-access_rate = "10Gbps"
-queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
-
-[[flows]]
-name = "quic"
-count = {flows}
-quic = {{}}
-startup = {{ algorithm = "slow-start" }}
-size = "infinite"
-
-[trace]
-cwnd = false
-seq = false
-queue = false
-"""
+        return dumbbell(1, "2s" if quick else "4s", rtt=0.100, transport="quic = {}")
+    return dumbbell(1000, "2s" if quick else "20s", transport="quic = {}")
 
 
 def names(quick: bool) -> list[str]:
