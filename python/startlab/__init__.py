@@ -196,6 +196,7 @@ def run(
     base: str | os.PathLike[str] | None = None,
     transfers: str | os.PathLike[str] | None = None,
     startup: str | type | Mapping[str, Any] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
 
@@ -223,6 +224,10 @@ def run(
         startup: run every ``[[flows]]`` entry with this startup algorithm instead of its own: a
             name, a plug-in class registered with :func:`startup`, or a table
             (``{"algorithm": NAME, PARAM: VALUE}``).
+        pcap: a directory to write capture files to (docs/PCAP.md): the links the scenario's
+            ``[trace.pcap]`` table names, or without one, both directions of a dumbbell's
+            bottleneck or of every link of a graph. A scenario with ``[trace.pcap]`` needs it.
+            ``Result.pcap_files`` lists the files.
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
@@ -237,14 +242,16 @@ def run(
         scenario, base = _with_startup(scenario, startup, base)
     sim, stream = _simulate(
         scenario, progress=progress, max_events=max_events, max_sim_time=max_sim_time,
-        max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers,
+        max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers, pcap=pcap,
     )  # fmt: skip
     raw = sim.results()
     if stream is None:
-        return _build_result(raw, sim.stats())
-    stream.finish(raw)
-    result = _build_result({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
-    result.transfers, result.transfers_file = None, stream.path
+        result = _build_result(raw, sim.stats())
+    else:
+        stream.finish(raw)
+        result = _build_result({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
+        result.transfers, result.transfers_file = None, stream.path
+    result.pcap_files = [(Path(p), n) for p, n in sim.pcap_files()]
     return result
 
 
@@ -277,10 +284,14 @@ def _simulate(
     max_wall: float | None = None,
     base: str | os.PathLike[str] | None = None,
     transfers: str | os.PathLike[str] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
+    pcap_fallback: str | os.PathLike[str] | None = None,
 ) -> tuple[_core.Simulation, _transfers.TransferStream | None]:
     """:func:`run` up to its results: the finished native simulation (``startlab run --json``
     turns its columns into JSON without building a :class:`Result`), and the stream of its
-    transfer rows when ``transfers`` names a file (its ``finish`` completes the file)."""
+    transfer rows when ``transfers`` names a file (its ``finish`` completes the file).
+    ``pcap_fallback``: where a ``[trace.pcap]`` table's files go when ``pcap`` is None
+    (``startlab run --out DIR``: DIR/pcap)."""
     started = time.monotonic()
     target = None if transfers is None else _transfers.check_path(transfers)
     for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
@@ -295,6 +306,15 @@ def _simulate(
         directory = str(base)
     _plugins(text, fmt, directory)
     sim = _core.Simulation(text, fmt, directory)
+    if pcap is not None:
+        sim.capture_pcap(os.fspath(pcap))
+    elif sim.has_pcap_table and pcap_fallback is not None:
+        sim.capture_pcap(os.fspath(pcap_fallback))
+    elif sim.has_pcap_table:
+        raise ScenarioError(
+            "trace.pcap: the capture files need a directory; pass startlab.run(..., pcap=DIR) or "
+            "`startlab run --pcap DIR` (or `--out DIR`, which writes them to DIR/pcap)"
+        )
     if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
         raise ResourceLimitError(
             f"the scenario lasts {sim.duration_ns / 1e9:g} s of simulated time, more than the limit "

@@ -130,6 +130,14 @@ class Simulation:
         """Run events up to and including `until_ns` (capped at the scenario duration). Releases the
         GIL unless a Python plug-in runs. Returns True once the run is finished (duration reached or
         nothing left to do). Raises PluginError when a plug-in failed (and again on every later call)."""
+    def capture_pcap(self, directory: str) -> None:
+        """Capture packets to pcap/pcapng files in ``directory`` (``[trace.pcap]``'s links, or
+        a dumbbell's bottleneck / every graph link); call before the run. OSError: the directory
+        or a file cannot be created."""
+    @property
+    def has_pcap_table(self) -> bool: ...
+    def pcap_files(self) -> list[tuple[str, int]]:
+        """The capture files of a finished run, with the packets each holds."""
     def run(self) -> None:
         """Advance to the end."""
     def stats(self) -> dict[str, int]:

@@ -185,6 +185,10 @@ def cli() -> None:
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Write tables and plots here."
 )
+@click.option(
+    "--pcap", type=click.Path(file_okay=False, path_type=Path),
+    help="Write pcapng capture files here ([trace.pcap]'s links, else the bottleneck or every graph link; docs/PCAP.md).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option(
     "--compare",
@@ -198,7 +202,7 @@ def cli() -> None:
 @click.option("--max-wall", help="Stop the run after this much wall time (30s, 10min).")
 @_plugin_option
 def run(
-    scenario: str, as_json: bool, out: Path | None, no_progress: bool, algorithms: str | None,
+    scenario: str, as_json: bool, out: Path | None, pcap: Path | None, no_progress: bool, algorithms: str | None,
     max_events: float | None, max_sim_time: str | None, max_memory: str | None, max_wall: str | None,
     plugins: tuple[str, ...],
 ) -> None:  # fmt: skip
@@ -222,6 +226,8 @@ def run(
         except sweepfile.SweepError as e:
             raise _Failure(f"error: {e}", 2) from e
         limits = {k: getattr(parsed, k) for k in given}
+    if algorithms is not None and pcap is not None:
+        raise _Failure("error: --pcap captures a single run, not --compare", 2)
     if algorithms is not None:
         names = [name.strip() for name in algorithms.split(",") if name.strip()]
         with _naming(scenario):
@@ -240,11 +246,21 @@ def run(
         # [[users]] transfer rows stream to the output directory as they end.
         out.mkdir(parents=True, exist_ok=True)
         transfers = out / "transfers.parquet"
+    fallback = None if out is None else out / "pcap"
     with _naming(scenario):
-        sim, stream = startlab._simulate(_scenario_file(scenario), progress=progress, transfers=transfers, **limits)
+        try:
+            sim, stream = startlab._simulate(
+                _scenario_file(scenario), progress=progress, transfers=transfers, pcap=pcap, pcap_fallback=fallback, **limits
+            )
+        except OSError as e:
+            raise _Failure(f"error: {e}", 2) from e
     raw = sim.results()
     for warning in raw.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
+    captured = sim.pcap_files()
+    if captured:
+        where = Path(captured[0][0]).parent
+        click.echo(f"wrote {len(captured)} capture files ({sum(n for _, n in captured)} packets) to {where}", err=True)
     if stream is not None:
         stream.finish(raw)
         raw = {k: v for k, v in raw.items() if k != "transfers"}

@@ -93,6 +93,8 @@ class Result:
             empty without users. None when the run streamed them to
             ``transfers_file`` (``startlab.run(..., transfers=PATH)``, ``startlab run --out``).
         transfers_file: the Parquet or CSV file the transfer rows were streamed to, else None.
+        pcap_files: the capture files ``run(..., pcap=DIR)`` wrote, with the packets each holds
+            (docs/PCAP.md).
         warnings: what the run allowed but the user should know, one sentence each (e.g. an
             L4S flow, ``tcp.ecn = "l4s"``, on a path without an L4S-aware queue); empty if none.
     """
@@ -108,6 +110,7 @@ class Result:
     probe_packets: pd.DataFrame | None = None
     transfers: pd.DataFrame | None = None
     transfers_file: Path | None = None
+    pcap_files: list[tuple[Path, int]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod

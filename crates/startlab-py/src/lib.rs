@@ -295,6 +295,23 @@ impl Simulation {
         Ok(finished)
     }
 
+    /// Capture packets to pcap/pcapng files in `directory` (`[trace.pcap]`'s links, or the
+    /// default ones); call before the run.
+    fn capture_pcap(&mut self, directory: &str) -> PyResult<()> {
+        self.sim.capture_pcap(std::path::Path::new(directory)).map_err(pyo3::exceptions::PyOSError::new_err)
+    }
+
+    /// Whether the scenario has a `[trace.pcap]` table.
+    #[getter]
+    fn has_pcap_table(&self) -> bool {
+        self.sim.scenario().trace.pcap.is_some()
+    }
+
+    /// The capture files a finished run wrote: `[(path, packets), ...]`.
+    fn pcap_files(&self) -> Vec<(String, u64)> {
+        self.sim.pcap_files().iter().map(|(p, n)| (p.display().to_string(), *n)).collect()
+    }
+
     /// Advance to the end.
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let end = self.sim.end().as_nanos();

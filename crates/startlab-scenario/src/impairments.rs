@@ -328,8 +328,9 @@ pub(crate) fn resolve(items: &[raw::Impairment], topo: &Topology, cross: usize, 
 
 /// Checks `[trace.packets]`: every link exists, the direction is one of three, every flow name
 /// names a flow, a flow group, an arrival process or a cross source (`names`).
-pub(crate) fn resolve_packet_trace(pt: &raw::PacketTrace, topo: &Topology, cross: usize, names: &[&str]) -> R<crate::PacketTraceSpec> {
-    let p = "trace.packets";
+///
+/// `[trace.pcap]` selects with the same three keys (`p` is the table's key path).
+pub(crate) fn resolve_packet_trace(p: &str, pt: &raw::PacketTrace, topo: &Topology, cross: usize, names: &[&str]) -> R<crate::PacketTraceSpec> {
     let known = link_names(topo, cross);
     if pt.links.is_empty() {
         return err(format!("{p}.links"), "is empty; expected at least one link name such as \"bottleneck\"");

@@ -329,6 +329,18 @@ pub struct Trace {
     pub queue: Option<bool>,
     pub interval: Option<DurV>,
     pub packets: Option<PacketTrace>,
+    pub pcap: Option<PcapTrace>,
+}
+
+/// `[trace.pcap]`: capture files of chosen link directions (docs/SCENARIOS.md).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PcapTrace {
+    pub links: Vec<String>,
+    pub direction: Option<String>,
+    pub flows: Option<Vec<String>>,
+    pub format: Option<String>,
+    pub snaplen: Option<BytesV>,
 }
 
 /// `[trace.packets]`: per-packet queue events of chosen links (docs/SCENARIOS.md).

@@ -31,6 +31,7 @@ pub mod impair;
 mod metrics;
 pub mod net;
 pub mod packet;
+pub mod pcap;
 pub mod pipe;
 pub mod red;
 pub mod rng;

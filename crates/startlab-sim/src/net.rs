@@ -167,6 +167,8 @@ pub enum Offer {
     Accepted {
         /// Arrival at the far end.
         arrival: Time,
+        /// Its transmission starts (now, or when the packets before it have left).
+        start: Time,
         /// The channel had nothing in flight.
         first: bool,
         /// RED set the CE codepoint (the caller marks the packet).
@@ -548,7 +550,7 @@ impl Channel {
             self.stats.marks += 1;
         }
         let (arrival, first) = self.launch(end, seq, pkt);
-        Offer::Accepted { arrival, first, marked }
+        Offer::Accepted { arrival, start, first, marked }
     }
 
     /// Closes the books at `end`: queue area up to `end`, and bits actually on the wire by `end`.

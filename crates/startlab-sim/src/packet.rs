@@ -183,6 +183,14 @@ impl Arena {
         debug_assert!(Self::is_quic(i));
         self.quic[(i & !(WITH_ACK | QUIC)) as usize].tx.take()
     }
+    /// A QUIC packet's frames, still in flight (`None` for any other packet).
+    pub fn quic_tx(&self, i: u32) -> Option<&startlab_quic::sender::Transmit> {
+        if Self::is_quic(i) {
+            self.quic[(i & !(WITH_ACK | QUIC)) as usize].tx.as_ref()
+        } else {
+            None
+        }
+    }
     /// Releases a handle.
     pub fn free(&mut self, i: u32) {
         if i & WITH_ACK != 0 {

@@ -184,9 +184,11 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
-    let packet_trace = match s.trace.as_ref().and_then(|t| t.packets.as_ref()) {
-        None => None,
-        Some(pt) => {
+    let selects = s.trace.as_ref().is_some_and(|t| t.packets.is_some() || t.pcap.is_some());
+    let (packet_trace, pcap) = if !selects {
+        (None, None)
+    } else {
+        {
             // Users and replayed connections by name too: `NAME/k`, `NAME-id`.
             let members: Vec<String> = users
                 .iter()
@@ -200,7 +202,16 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             names.extend(replay.iter().map(|r| r.name.as_str()));
             names.extend(members.iter().map(String::as_str));
             names.extend(cross.iter().map(|c| c.name.as_str()));
-            Some(crate::impairments::resolve_packet_trace(pt, &topo, cross.len(), &names)?)
+            let t = s.trace.as_ref().expect("checked");
+            let packets = match &t.packets {
+                Some(pt) => Some(crate::impairments::resolve_packet_trace("trace.packets", pt, &topo, cross.len(), &names)?),
+                None => None,
+            };
+            let pcap = match &t.pcap {
+                Some(pc) => Some(pcap_spec(pc, &topo, cross.len(), &names)?),
+                None => None,
+            };
+            (packets, pcap)
         }
     };
     let t = s.trace.as_ref();
@@ -220,6 +231,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             queue: t.and_then(|t| t.queue).unwrap_or(true),
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
             packets: packet_trace,
+            pcap,
         },
         quick_start,
         arrivals,
@@ -227,6 +239,30 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         users,
         replay,
     })
+}
+
+/// `[trace.pcap]`: the selection as `[trace.packets]`'s, the file format and the snap length.
+fn pcap_spec(pc: &raw::PcapTrace, topo: &Topology, cross: usize, names: &[&str]) -> R<crate::PcapSpec> {
+    use crate::{PcapFormat, PcapSpec};
+    let p = "trace.pcap";
+    let as_packets = raw::PacketTrace { links: pc.links.clone(), direction: pc.direction.clone(), flows: pc.flows.clone() };
+    let select = crate::impairments::resolve_packet_trace(p, &as_packets, topo, cross, names)?;
+    let format = match pc.format.as_deref().unwrap_or("pcapng") {
+        "pcapng" => PcapFormat::Pcapng,
+        "pcap" => PcapFormat::Pcap,
+        other => return err(format!("{p}.format"), format!("{other:?} is not a capture format; expected \"pcapng\" (default) or \"pcap\"")),
+    };
+    let snaplen = match pc.snaplen {
+        None => PcapSpec::DEFAULT_SNAPLEN,
+        Some(b) if (PcapSpec::MIN_SNAPLEN as u64..=PcapSpec::MAX_SNAPLEN as u64).contains(&b.0) => b.0 as u32,
+        Some(b) => {
+            return err(
+                format!("{p}.snaplen"),
+                format!("{}B is out of range; expected {}B (every header startlab writes) to {}B", b.0, PcapSpec::MIN_SNAPLEN, PcapSpec::MAX_SNAPLEN),
+            )
+        }
+    };
+    Ok(PcapSpec { select, format, snaplen })
 }
 
 /// `[measure]` warm-up / flows / window: which flows the results mark as measured.

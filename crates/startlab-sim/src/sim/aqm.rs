@@ -139,6 +139,9 @@ impl Simulation {
                 self.aqm_trace(c, PKT_MARK, rec);
             }
             self.aqm_trace(c, PKT_DEQUEUE, rec);
+            if self.pcap.is_some() {
+                self.capture(c, now, d.pkt);
+            }
             if d.first {
                 self.q.push_with_seq(d.arrival, seq, Source::Channel(c));
             }

@@ -140,6 +140,10 @@ pub struct Simulation {
     pub(crate) transfer_busy: crate::metrics::BusyWindows,
     /// `[trace.packets]`: which channels and packets, and the traced queues' contents.
     ptrace: Option<Box<PacketTracing>>,
+    /// `[trace.pcap]` (or `capture_pcap`'s default): the open capture files.
+    pcap: Option<Box<crate::pcap::PcapTap>>,
+    /// The capture files a finished run wrote, with their packet counts.
+    pcap_written: Vec<(std::path::PathBuf, u64)>,
     /// Every packet of the packet-train probes, in the order sent.
     pub(crate) probe: Vec<ProbeRecord>,
     /// What the run allows but the user should know (an L4S flow on a path without an L4S-aware
@@ -232,6 +236,74 @@ impl Simulation {
         self.halted
     }
 
+    /// Captures packets to files in `dir` (created if missing): the links `[trace.pcap]` selects,
+    /// or without that table, both directions of a dumbbell's bottleneck or of every link of a
+    /// graph. Call before the run; the files are complete once it is finished
+    /// ([`Simulation::pcap_files`]). Err: the directory or a file cannot be created.
+    pub fn capture_pcap(&mut self, dir: &std::path::Path) -> Result<(), String> {
+        use startlab_scenario::{PacketTraceSpec, PcapFormat, PcapSpec, Topology};
+        if self.now > Time::ZERO || self.stats.events > 0 {
+            return Err("capture_pcap must be called before the run starts".into());
+        }
+        let spec = match &self.scenario.trace.pcap {
+            Some(s) => s.clone(),
+            None => {
+                let links = match &self.scenario.topology {
+                    Topology::Dumbbell(_) => vec![("bottleneck".to_string(), true, true)],
+                    _ => self.net.links.iter().map(|l| (l.clone(), true, true)).collect(),
+                };
+                PcapSpec { select: PacketTraceSpec { links, flows: None }, format: PcapFormat::Pcapng, snaplen: PcapSpec::DEFAULT_SNAPLEN }
+            }
+        };
+        let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).chain(self.scenario.cross.iter().map(|c| c.name.as_str())).collect();
+        let tap = crate::pcap::PcapTap::open(&spec, dir, &self.net.links, &names, self.flows.len())?;
+        self.pcap = Some(Box::new(tap));
+        Ok(())
+    }
+
+    /// The capture files of a finished run and the packets each holds (empty without a capture).
+    pub fn pcap_files(&self) -> &[(std::path::PathBuf, u64)] {
+        &self.pcap_written
+    }
+
+    /// Writes packet `pkt`, starting transmission on channel `c` at `t`, to the capture.
+    pub(super) fn capture(&mut self, c: u32, t: Time, pkt: u32) {
+        use crate::pcap::{window_scale, Frame};
+        let Some(tap) = self.pcap.as_deref_mut() else { return };
+        if !tap.captures(c) || t > self.end {
+            return;
+        }
+        let p = self.arena.get(pkt);
+        let nf = self.flows.len() as u32;
+        let source = if p.kind == PktKind::Cross { nf + p.flow } else { p.flow };
+        if !tap.selects(source) {
+            return;
+        }
+        let frame = if p.kind == PktKind::Cross {
+            let x = &self.cross[p.flow as usize];
+            Frame { p, ack: Ack::default(), quic: None, from: x.src, to: x.dst, downstream: true, flows: nf, mss: 0, header: 0, wscale: 0, client_bytes: 0 }
+        } else {
+            let fl = &self.flows[p.flow as usize];
+            let downstream = p.dst == fl.dst;
+            let (from, to) = if downstream { (fl.src, fl.dst) } else { (fl.dst, fl.src) };
+            let tcp = &self.specs[p.flow as usize].tcp;
+            Frame {
+                p,
+                ack: self.arena.ack(pkt),
+                quic: self.arena.quic_tx(pkt),
+                from,
+                to,
+                downstream,
+                flows: nf,
+                mss: tcp.mss as u32,
+                header: fl.header,
+                wscale: window_scale(tcp.rwnd),
+                client_bytes: tap.client_bytes(p.flow, p.conn),
+            }
+        };
+        tap.write(c, t, &frame);
+    }
+
     /// Runs to the end.
     pub fn run(&mut self) {
         self.run_until(self.end);
@@ -257,6 +329,12 @@ impl Simulation {
         }
         self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
         self.traces.packets.sort();
+        if let Some(mut tap) = self.pcap.take() {
+            self.pcap_written = tap.close();
+            if let Some(e) = tap.error.take() {
+                self.warnings.push(format!("trace.pcap: {e}"));
+            }
+        }
         self.finished = true;
     }
 

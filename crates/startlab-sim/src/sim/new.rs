@@ -247,6 +247,8 @@ impl Simulation {
             transfers: Vec::new(),
             transfer_busy: crate::metrics::BusyWindows::default(),
             ptrace,
+            pcap: None,
+            pcap_written: Vec::new(),
             probe: Vec::new(),
             warnings,
         })

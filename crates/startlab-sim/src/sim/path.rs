@@ -109,7 +109,7 @@ impl Simulation {
             }
         }
         match offer {
-            Offer::Accepted { arrival, first, marked } => {
+            Offer::Accepted { arrival, start, first, marked } => {
                 if marked && pflags & flags::CE == 0 {
                     self.arena.get_mut(pkt).flags |= flags::CE;
                     if kind == PktKind::Data && conn == self.flows[flow as usize].conn {
@@ -117,6 +117,9 @@ impl Simulation {
                         m.ecn_marks += 1;
                         m.marked_startup += (pflags & flags::STARTUP != 0) as u64;
                     }
+                }
+                if self.pcap.is_some() {
+                    self.capture(c, start, pkt);
                 }
                 let ch = &mut self.net.channels[c as usize];
                 if first {
