@@ -197,6 +197,7 @@ def run(
     transfers: str | os.PathLike[str] | None = None,
     startup: str | type | Mapping[str, Any] | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    qlog: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate a scenario to its end and collect the results.
 
@@ -228,6 +229,9 @@ def run(
             ``[trace.pcap]`` table names, or without one, both directions of a dumbbell's
             bottleneck or of every link of a graph. A scenario with ``[trace.pcap]`` needs it.
             ``Result.pcap_files`` lists the files.
+        qlog: a directory to write one qlog file per flow to (docs/QLOG.md): the flows the
+            scenario's ``[trace.qlog]`` table names, or every flow. A scenario with
+            ``[trace.qlog]`` needs it. ``Result.qlog_files`` lists the files.
 
     Raises:
         ScenarioError: the scenario was refused (a ``ValueError``).
@@ -242,7 +246,7 @@ def run(
         scenario, base = _with_startup(scenario, startup, base)
     sim, stream = _simulate(
         scenario, progress=progress, max_events=max_events, max_sim_time=max_sim_time,
-        max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers, pcap=pcap,
+        max_memory=max_memory, max_wall=max_wall, base=base, transfers=transfers, pcap=pcap, qlog=qlog,
     )  # fmt: skip
     raw = sim.results()
     if stream is None:
@@ -252,6 +256,7 @@ def run(
         result = _build_result({k: v for k, v in raw.items() if k != "transfers"}, sim.stats())
         result.transfers, result.transfers_file = None, stream.path
     result.pcap_files = [(Path(p), n) for p, n in sim.pcap_files()]
+    result.qlog_files = [(Path(p), n) for p, n in sim.qlog_files()]
     return result
 
 
@@ -286,12 +291,14 @@ def _simulate(
     transfers: str | os.PathLike[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
     pcap_fallback: str | os.PathLike[str] | None = None,
+    qlog: str | os.PathLike[str] | None = None,
+    qlog_fallback: str | os.PathLike[str] | None = None,
 ) -> tuple[_core.Simulation, _transfers.TransferStream | None]:
     """:func:`run` up to its results: the finished native simulation (``startlab run --json``
     turns its columns into JSON without building a :class:`Result`), and the stream of its
     transfer rows when ``transfers`` names a file (its ``finish`` completes the file).
-    ``pcap_fallback``: where a ``[trace.pcap]`` table's files go when ``pcap`` is None
-    (``startlab run --out DIR``: DIR/pcap)."""
+    ``pcap_fallback``, ``qlog_fallback``: where a ``[trace.pcap]`` or ``[trace.qlog]`` table's
+    files go when ``pcap`` or ``qlog`` is None (``startlab run --out DIR``: DIR/pcap, DIR/qlog)."""
     started = time.monotonic()
     target = None if transfers is None else _transfers.check_path(transfers)
     for name, value in (("max_events", max_events), ("max_sim_time", max_sim_time), ("max_memory", max_memory)):
@@ -314,6 +321,15 @@ def _simulate(
         raise ScenarioError(
             "trace.pcap: the capture files need a directory; pass startlab.run(..., pcap=DIR) or "
             "`startlab run --pcap DIR` (or `--out DIR`, which writes them to DIR/pcap)"
+        )
+    if qlog is not None:
+        sim.capture_qlog(os.fspath(qlog))
+    elif sim.has_qlog_table and qlog_fallback is not None:
+        sim.capture_qlog(os.fspath(qlog_fallback))
+    elif sim.has_qlog_table:
+        raise ScenarioError(
+            "trace.qlog: the qlog files need a directory; pass startlab.run(..., qlog=DIR) or "
+            "`startlab run --qlog DIR` (or `--out DIR`, which writes them to DIR/qlog)"
         )
     if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
         raise ResourceLimitError(

@@ -138,6 +138,13 @@ class Simulation:
     def has_pcap_table(self) -> bool: ...
     def pcap_files(self) -> list[tuple[str, int]]:
         """The capture files of a finished run, with the packets each holds."""
+    def capture_qlog(self, directory: str) -> None:
+        """Write a qlog file per flow to ``directory`` (``[trace.qlog]``'s flows, or every flow);
+        call before the run. OSError: the directory or a file cannot be created."""
+    @property
+    def has_qlog_table(self) -> bool: ...
+    def qlog_files(self) -> list[tuple[str, int]]:
+        """The qlog files of a finished run, with the events each holds."""
     def run(self) -> None:
         """Advance to the end."""
     def stats(self) -> dict[str, int]:

@@ -189,6 +189,10 @@ def cli() -> None:
     "--pcap", type=click.Path(file_okay=False, path_type=Path),
     help="Write pcapng capture files here ([trace.pcap]'s links, else the bottleneck or every graph link; docs/PCAP.md).",
 )
+@click.option(
+    "--qlog", type=click.Path(file_okay=False, path_type=Path),
+    help="Write a qlog file per flow here ([trace.qlog]'s flows, else every flow; docs/QLOG.md).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not draw a progress bar.")
 @click.option(
     "--compare",
@@ -202,7 +206,7 @@ def cli() -> None:
 @click.option("--max-wall", help="Stop the run after this much wall time (30s, 10min).")
 @_plugin_option
 def run(
-    scenario: str, as_json: bool, out: Path | None, pcap: Path | None, no_progress: bool, algorithms: str | None,
+    scenario: str, as_json: bool, out: Path | None, pcap: Path | None, qlog: Path | None, no_progress: bool, algorithms: str | None,
     max_events: float | None, max_sim_time: str | None, max_memory: str | None, max_wall: str | None,
     plugins: tuple[str, ...],
 ) -> None:  # fmt: skip
@@ -226,8 +230,8 @@ def run(
         except sweepfile.SweepError as e:
             raise _Failure(f"error: {e}", 2) from e
         limits = {k: getattr(parsed, k) for k in given}
-    if algorithms is not None and pcap is not None:
-        raise _Failure("error: --pcap captures a single run, not --compare", 2)
+    if algorithms is not None and (pcap is not None or qlog is not None):
+        raise _Failure("error: --pcap and --qlog record a single run, not --compare", 2)
     if algorithms is not None:
         names = [name.strip() for name in algorithms.split(",") if name.strip()]
         with _naming(scenario):
@@ -250,8 +254,9 @@ def run(
     with _naming(scenario):
         try:
             sim, stream = startlab._simulate(
-                _scenario_file(scenario), progress=progress, transfers=transfers, pcap=pcap, pcap_fallback=fallback, **limits
-            )
+                _scenario_file(scenario), progress=progress, transfers=transfers, pcap=pcap, pcap_fallback=fallback,
+                qlog=qlog, qlog_fallback=None if out is None else out / "qlog", **limits,
+            )  # fmt: skip
         except OSError as e:
             raise _Failure(f"error: {e}", 2) from e
     raw = sim.results()
@@ -261,6 +266,9 @@ def run(
     if captured:
         where = Path(captured[0][0]).parent
         click.echo(f"wrote {len(captured)} capture files ({sum(n for _, n in captured)} packets) to {where}", err=True)
+    logged = sim.qlog_files()
+    if logged:
+        click.echo(f"wrote {len(logged)} qlog files ({sum(n for _, n in logged)} events) to {Path(logged[0][0]).parent}", err=True)
     if stream is not None:
         stream.finish(raw)
         raw = {k: v for k, v in raw.items() if k != "transfers"}

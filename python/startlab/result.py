@@ -95,6 +95,8 @@ class Result:
         transfers_file: the Parquet or CSV file the transfer rows were streamed to, else None.
         pcap_files: the capture files ``run(..., pcap=DIR)`` wrote, with the packets each holds
             (docs/PCAP.md).
+        qlog_files: the qlog files ``run(..., qlog=DIR)`` wrote, with the events each holds
+            (docs/QLOG.md).
         warnings: what the run allowed but the user should know, one sentence each (e.g. an
             L4S flow, ``tcp.ecn = "l4s"``, on a path without an L4S-aware queue); empty if none.
     """
@@ -111,6 +113,7 @@ class Result:
     transfers: pd.DataFrame | None = None
     transfers_file: Path | None = None
     pcap_files: list[tuple[Path, int]] = field(default_factory=list)
+    qlog_files: list[tuple[Path, int]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod

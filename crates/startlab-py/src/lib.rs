@@ -307,6 +307,23 @@ impl Simulation {
         self.sim.scenario().trace.pcap.is_some()
     }
 
+    /// Write a qlog file per flow to `directory` (`[trace.qlog]`'s flows, or every flow); call
+    /// before the run.
+    fn capture_qlog(&mut self, directory: &str) -> PyResult<()> {
+        self.sim.capture_qlog(std::path::Path::new(directory)).map_err(pyo3::exceptions::PyOSError::new_err)
+    }
+
+    /// Whether the scenario has a `[trace.qlog]` table.
+    #[getter]
+    fn has_qlog_table(&self) -> bool {
+        self.sim.scenario().trace.qlog.is_some()
+    }
+
+    /// The qlog files a finished run wrote: `[(path, events), ...]`.
+    fn qlog_files(&self) -> Vec<(String, u64)> {
+        self.sim.qlog_files().iter().map(|(p, n)| (p.display().to_string(), *n)).collect()
+    }
+
     /// The capture files a finished run wrote: `[(path, packets), ...]`.
     fn pcap_files(&self) -> Vec<(String, u64)> {
         self.sim.pcap_files().iter().map(|(p, n)| (p.display().to_string(), *n)).collect()

@@ -153,6 +153,10 @@ impl Endpoint {
     pub fn sender(&self) -> &Sender {
         &self.sender
     }
+    /// The sending half, to change (the simulator's qlog output keeps its lost-packet log).
+    pub fn sender_mut(&mut self) -> &mut Sender {
+        &mut self.sender
+    }
     /// The handshake is complete at this end.
     pub fn is_complete(&self) -> bool {
         self.complete

@@ -181,6 +181,9 @@ pub struct Sender {
     cc: Controller,
     ld: LossDetection,
     pacer: Pacer,
+    /// Packets declared lost since the log was last taken, `(space, packet number, persistent
+    /// congestion)`, when a log is kept (`keep_lost_log`: the simulator's qlog output).
+    lost_log: Option<Vec<(Space, u64, bool)>>,
     /// Per space: the bytes to deliver.
     out: [Outgoing; 3],
     /// Per space: keys are available (packets may be sent).
@@ -237,6 +240,7 @@ impl Sender {
     pub(crate) fn closed(cfg: SenderConfig, cc: Controller) -> Sender {
         debug_assert_eq!(cc.mss(), cfg.max_datagram_size as u64, "the controller counts datagrams");
         Sender {
+            lost_log: None,
             ld: LossDetection::new(cfg.loss),
             cfg,
             cc,
@@ -263,6 +267,17 @@ impl Sender {
             cwnd_limited: true,
             stats: SenderStats::default(),
         }
+    }
+
+    /// Keeps a log of the packets declared lost ([`Sender::take_lost`]).
+    pub fn keep_lost_log(&mut self) {
+        self.lost_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The packets declared lost since the last call: `(space, packet number, persistent
+    /// congestion)` (empty without [`Sender::keep_lost_log`]).
+    pub fn take_lost(&mut self) -> Vec<(Space, u64, bool)> {
+        self.lost_log.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The controller.
@@ -646,6 +661,9 @@ impl Sender {
     /// Lost packets: their unacknowledged bytes go back in their space's queue, and the last one
     /// sent signals congestion.
     fn on_lost(&mut self, now: Time, lost: &[SentPacket], persistent: bool) {
+        if let Some(log) = self.lost_log.as_mut() {
+            log.extend(lost.iter().map(|p| (p.space, p.pn, persistent)));
+        }
         if let Some(p) = lost.iter().find(|p| p.space == Space::AppData && Some(p.pn) == self.handshake_done_pn) {
             // HANDSHAKE_DONE goes again in a new packet.
             self.handshake_done_pn = None;

@@ -846,6 +846,9 @@ pub struct TraceSpec {
     /// Capture files of chosen link directions (`[trace.pcap]`; off: `None`). The files go to the
     /// directory the run is given (`startlab run --pcap DIR`); the scenario says only what to capture.
     pub pcap: Option<PcapSpec>,
+    /// qlog files of chosen flows (`[trace.qlog]`; off: `None`; `Some(None)`: every flow). The
+    /// files go to the directory the run is given (`startlab run --qlog DIR`).
+    pub qlog: Option<Option<Vec<String>>>,
 }
 
 /// `[trace.pcap]`: every packet that starts transmission on the chosen link directions, written
@@ -898,6 +901,12 @@ impl PacketTraceSpec {
     pub fn selects(&self, name: &str) -> bool {
         self.flows.as_ref().is_none_or(|list| list.iter().any(|f| name_matches(f, name)))
     }
+}
+
+/// Whether a selection entry (a `flows` list's item in `[trace.packets]`, `[trace.pcap]` or
+/// `[trace.qlog]`) picks the flow or source `name`.
+pub fn name_selects(entry: &str, name: &str) -> bool {
+    name_matches(entry, name)
 }
 
 /// `entry` names `name` itself, one of its replicates or replayed connections (`entry-k`), or one

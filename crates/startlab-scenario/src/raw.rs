@@ -330,6 +330,14 @@ pub struct Trace {
     pub interval: Option<DurV>,
     pub packets: Option<PacketTrace>,
     pub pcap: Option<PcapTrace>,
+    pub qlog: Option<QlogTrace>,
+}
+
+/// `[trace.qlog]`: qlog files of chosen flows (docs/QLOG.md).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct QlogTrace {
+    pub flows: Option<Vec<String>>,
 }
 
 /// `[trace.pcap]`: capture files of chosen link directions (docs/SCENARIOS.md).

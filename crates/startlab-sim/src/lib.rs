@@ -33,6 +33,7 @@ pub mod net;
 pub mod packet;
 pub mod pcap;
 pub mod pipe;
+mod qlog;
 pub mod red;
 pub mod rng;
 pub mod sojourn;

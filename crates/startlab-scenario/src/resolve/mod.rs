@@ -184,9 +184,9 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
     }
     let quick_start = quick_start(s.quick_start.as_ref(), &topo)?;
     let impairments = crate::impairments::resolve(&s.impairments, &topo, cross.len(), base)?;
-    let selects = s.trace.as_ref().is_some_and(|t| t.packets.is_some() || t.pcap.is_some());
-    let (packet_trace, pcap) = if !selects {
-        (None, None)
+    let selects = s.trace.as_ref().is_some_and(|t| t.packets.is_some() || t.pcap.is_some() || t.qlog.is_some());
+    let (packet_trace, pcap, qlog) = if !selects {
+        (None, None, None)
     } else {
         {
             // Users and replayed connections by name too: `NAME/k`, `NAME-id`.
@@ -211,7 +211,11 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
                 Some(pc) => Some(pcap_spec(pc, &topo, cross.len(), &names)?),
                 None => None,
             };
-            (packets, pcap)
+            let qlog = match &t.qlog {
+                Some(q) => Some(qlog_flows(q, &names)?),
+                None => None,
+            };
+            (packets, pcap, qlog)
         }
     };
     let t = s.trace.as_ref();
@@ -232,6 +236,7 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
             packets: packet_trace,
             pcap,
+            qlog,
         },
         quick_start,
         arrivals,
@@ -239,6 +244,23 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
         users,
         replay,
     })
+}
+
+/// `[trace.qlog]`: the flows to log (`None`: every flow), each naming a flow, a flow group, an
+/// arrival process, a user group or a replay.
+fn qlog_flows(q: &raw::QlogTrace, names: &[&str]) -> R<Option<Vec<String>>> {
+    let p = "trace.qlog";
+    let Some(flows) = &q.flows else { return Ok(None) };
+    if flows.is_empty() {
+        return err(format!("{p}.flows"), "is empty; leave it out to log every flow, or name flows");
+    }
+    for (i, f) in flows.iter().enumerate() {
+        if !names.iter().any(|n| crate::name_matches(f, n) || n == f) {
+            let shown: Vec<&&str> = names.iter().take(12).collect();
+            return err(format!("{p}.flows[{i}]"), format!("{f:?} names no flow, arrival process, user group or replay; names are {shown:?}"));
+        }
+    }
+    Ok(Some(flows.clone()))
 }
 
 /// `[trace.pcap]`: the selection as `[trace.packets]`'s, the file format and the snap length.

@@ -188,6 +188,10 @@ impl Simulation {
                 _ => 1,
             }
         };
+        if self.qlog.is_some() {
+            self.qlog_state(f, cause);
+        }
+        let fl = &mut self.flows[f as usize];
         if now_cc != fl.m.last_cc {
             fl.m.last_cc = now_cc;
             if self.scenario.trace.cwnd && self.gate_cwnd.pass(f as usize, now) {

@@ -144,6 +144,10 @@ pub struct Simulation {
     pcap: Option<Box<crate::pcap::PcapTap>>,
     /// The capture files a finished run wrote, with their packet counts.
     pcap_written: Vec<(std::path::PathBuf, u64)>,
+    /// `[trace.qlog]` (or `capture_qlog`'s default): the open qlog files.
+    qlog: Option<Box<crate::qlog::QlogTap>>,
+    /// The qlog files a finished run wrote, with their event counts.
+    qlog_written: Vec<(std::path::PathBuf, u64)>,
     /// Every packet of the packet-train probes, in the order sent.
     pub(crate) probe: Vec<ProbeRecord>,
     /// What the run allows but the user should know (an L4S flow on a path without an L4S-aware
@@ -266,6 +270,68 @@ impl Simulation {
         &self.pcap_written
     }
 
+    /// Writes a qlog file per flow to `dir` (created if missing): the flows `[trace.qlog]`
+    /// selects, or without that table every flow. Call before the run; the files are complete
+    /// once it is finished ([`Simulation::qlog_files`]). Err: the directory or a file cannot be
+    /// created.
+    pub fn capture_qlog(&mut self, dir: &std::path::Path) -> Result<(), String> {
+        if self.now > Time::ZERO || self.stats.events > 0 {
+            return Err("capture_qlog must be called before the run starts".into());
+        }
+        let select = self.scenario.trace.qlog.clone().flatten();
+        let picks = |name: &str| select.as_ref().is_none_or(|list| list.iter().any(|s| startlab_scenario::name_selects(s, name)));
+        let flows: Vec<(&str, bool, bool)> = self.flows.iter().map(|f| (f.name.as_str(), f.quic.is_some(), picks(&f.name))).collect();
+        let tap = crate::qlog::QlogTap::open(dir, &flows, self.scenario.name.as_deref().unwrap_or("unnamed scenario"))?;
+        for (f, fl) in self.flows.iter_mut().enumerate() {
+            if let (true, Some(q)) = (tap.logs(f as u32), fl.quic.as_mut()) {
+                q.server.sender_mut().keep_lost_log();
+            }
+        }
+        self.qlog = Some(Box::new(tap));
+        Ok(())
+    }
+
+    /// The qlog files of a finished run and the events each holds (empty without qlog output).
+    pub fn qlog_files(&self) -> &[(std::path::PathBuf, u64)] {
+        &self.qlog_written
+    }
+
+    /// Logs flow `f`'s sender state after an event (qlog output on).
+    pub(super) fn qlog_state(&mut self, f: u32, cause: u8) {
+        let Some(tap) = self.qlog.as_deref_mut() else { return };
+        if !tap.logs(f) {
+            return;
+        }
+        let fl = &mut self.flows[f as usize];
+        if let Some(q) = fl.quic.as_mut() {
+            let lost = q.server.sender_mut().take_lost();
+            if !lost.is_empty() {
+                tap.packets_lost(f, self.now, &lost);
+            }
+        }
+        let fl = &self.flows[f as usize];
+        let cc = fl.cc();
+        let ssthresh = cc.ssthresh().as_f64();
+        let mut m = crate::qlog::Metrics {
+            cwnd: cc.cwnd().round() as u64,
+            ssthresh: ssthresh.is_finite().then(|| ssthresh.round() as u64),
+            bytes_in_flight: fl.snd_max().saturating_sub(fl.snd_una()),
+            smoothed_rtt: fl.srtt(),
+            ..Default::default()
+        };
+        if let Some(q) = &fl.quic {
+            let ld = q.server.sender().loss_detection();
+            m.bytes_in_flight = ld.bytes_in_flight();
+            let rtt = ld.rtt();
+            if rtt.has_sample() {
+                (m.min_rtt, m.latest_rtt, m.rtt_variance) = (Some(rtt.min()), Some(rtt.latest()), Some(rtt.var()));
+            }
+        }
+        let trigger = (cause == 3).then_some("ecn");
+        let exit = cc.startup_exit().map(|e| (e.reason.as_str(), e.cwnd));
+        tap.state(f, self.now, m, cc.phase(), trigger, exit);
+    }
+
     /// Writes packet `pkt`, starting transmission on channel `c` at `t`, to the capture.
     pub(super) fn capture(&mut self, c: u32, t: Time, pkt: u32) {
         use crate::pcap::{window_scale, Frame};
@@ -329,6 +395,12 @@ impl Simulation {
         }
         self.link_bits = self.net.channels.iter_mut().map(|ch| ch.finish(end)).collect();
         self.traces.packets.sort();
+        if let Some(mut tap) = self.qlog.take() {
+            self.qlog_written = tap.close();
+            if let Some(e) = tap.error.take() {
+                self.warnings.push(format!("trace.qlog: {e}"));
+            }
+        }
         if let Some(mut tap) = self.pcap.take() {
             self.pcap_written = tap.close();
             if let Some(e) = tap.error.take() {

@@ -249,6 +249,8 @@ impl Simulation {
             ptrace,
             pcap: None,
             pcap_written: Vec::new(),
+            qlog: None,
+            qlog_written: Vec::new(),
             probe: Vec::new(),
             warnings,
         })

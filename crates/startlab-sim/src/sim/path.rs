@@ -192,6 +192,15 @@ impl Simulation {
 
     #[inline]
     pub(super) fn seq_event(&mut self, flow: u32, kind: u8, seq: u64, len: u32) {
+        if let Some(tap) = self.qlog.as_deref_mut().filter(|t| t.logs(flow)) {
+            if self.flows[flow as usize].quic.is_none() {
+                match kind {
+                    SEQ_SENT | SEQ_RETRANSMITTED => tap.segment_sent(flow, self.now, seq, len, kind == SEQ_RETRANSMITTED),
+                    SEQ_ACKED => tap.ack_advanced(flow, self.now, seq),
+                    _ => {}
+                }
+            }
+        }
         if self.scenario.trace.seq && self.gate_seq.pass(flow as usize, self.now) {
             let t = &mut self.traces.seq;
             t.time.push(self.now.as_secs_f64());

@@ -318,6 +318,9 @@ impl Simulation {
         let (from, to) = if from_server { (fl.src, fl.dst) } else { (fl.dst, fl.src) };
         let header = Packet { kind, flow: f, dst: to, size: tx.size + UDP_IP_HEADER as u32, seq, len, flags: pflags, ttl: INITIAL_IP_TTL, qs: None, conn: fl.conn };
         let retransmit = tx.retransmission;
+        if let Some(tap) = self.qlog.as_deref_mut().filter(|t| from_server && t.logs(f)) {
+            tap.packet_sent(f, now, &tx);
+        }
         let pkt = self.arena.alloc_quic(header, tx);
         if stream.is_some() {
             self.seq_event(f, if retransmit { SEQ_RETRANSMITTED } else { SEQ_SENT }, seq, len);
@@ -352,6 +355,9 @@ impl Simulation {
         if p.dst == fl.dst {
             q.client.on_packet(now, &tx, ecn);
         } else {
+            if let Some(tap) = self.qlog.as_deref_mut().filter(|t| t.logs(f)) {
+                tap.packet_received(f, now, &tx);
+            }
             q.server.on_packet(now, &tx, ecn);
             if q.completed.is_none() && q.server.is_responding() && q.server.sender().is_done() {
                 q.completed = Some(now);

@@ -1,6 +1,6 @@
 """Capture files (`[trace.pcap]`, `startlab run --pcap DIR`, docs/PCAP.md) read back with tshark:
 every packet dissects without a malformed-packet or bad-checksum warning, and what tshark counts
-agrees with what the simulator counted."""
+agrees with what the simulator counted; qlog files (docs/QLOG.md) from Python and the CLI."""
 
 from __future__ import annotations
 
@@ -174,3 +174,27 @@ def test_cli_pcap_and_out(tmp_path: Path) -> None:
     # Without a directory: a clear error, exit code 2.
     run = subprocess.run([sys.executable, "-m", "startlab", "run", str(doc), "--no-progress"], capture_output=True, text=True)
     assert run.returncode == 2 and "trace.pcap: the capture files need a directory" in run.stdout + run.stderr
+
+
+def test_qlog_from_python_and_the_cli(tmp_path: Path) -> None:
+    import json
+
+    r = startlab.run({**MIXED, "trace": {}}, progress=False, qlog=tmp_path / "q")
+    assert sorted(p.name for p, _ in r.qlog_files) == ["a.sqlog", "b.sqlog", "q.sqlog"]
+    for path, events in r.qlog_files:
+        records = [json.loads(x) for x in path.read_text().split("\x1e") if x.strip()]
+        assert records[0]["file_schema"] == "urn:ietf:params:qlog:file:sequential"
+        assert len(records) - 1 == events
+        exits = [e for e in records[1:] if e["name"] == "startlab:startup_exited"]
+        flow = r.flows.set_index("flow").loc[path.stem]
+        assert [e["data"]["reason"] for e in exits] == [flow["exit_reason"]]
+    doc = tmp_path / "t.toml"
+    doc.write_text((ROOT / "examples" / "two-rtts.toml").read_text() + '\n[trace.qlog]\nflows = ["far"]\n')
+    run = subprocess.run([sys.executable, "-m", "startlab", "run", str(doc), "--no-progress"], capture_output=True, text=True)
+    assert run.returncode == 2 and "trace.qlog: the qlog files need a directory" in run.stdout + run.stderr
+    run = subprocess.run([sys.executable, "-m", "startlab", "run", str(doc), "--out", str(tmp_path / "o"), "--no-progress"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert [p.name for p in (tmp_path / "o" / "qlog").iterdir()] == ["far.sqlog"]
+    bad = {**MIXED, "trace": {"qlog": {"flows": ["zz"]}}}
+    with pytest.raises(startlab.ScenarioError, match=r"trace\.qlog\.flows\[0\]: \"zz\" names no flow"):
+        startlab.run(bad, progress=False, qlog=tmp_path)
