@@ -414,6 +414,71 @@ def packets(trace: pd.DataFrame, link: str | None = None, flow: str | None = Non
 
 
 @_styled
+def signals(
+    cwnd_trace: pd.DataFrame, rtt_trace: pd.DataFrame, startup_trace: pd.DataFrame, facts: pd.DataFrame,
+    scenario: Mapping[str, Any], flow: str | None = None,
+) -> Figure:  # fmt: skip
+    """What one flow's startup decided on, over its startup: cwnd on top, its RTT samples (with the
+    smoothed and minimum RTT) below, then one panel per unit of its algorithm's declared signals
+    (``[trace] startup``), all on the same time axis; the exit is a dotted line on every panel and
+    the values of the ACK that triggered it are marked."""
+    facts = facts.set_index("flow") if "flow" in facts else facts
+    traced = [str(f) for f in facts.index]
+    if flow is None:
+        with_signals = [f for f in traced if len(startup_trace) and (startup_trace["flow"] == f).any()]
+        flow = (with_signals or traced or [None])[0]
+    elif flow not in traced:
+        raise KeyError(f"flow {flow!r} is not in this run; flows: {', '.join(traced)}")
+    rows = startup_trace[startup_trace["flow"] == flow] if len(startup_trace) else startup_trace
+    units = dict(zip(rows["signal"].cat.categories, scenario.get("_signal_units", ()))) if len(rows) else {}
+    names = [name for name in rows["signal"].cat.categories if (rows["signal"] == name).any()] if len(rows) else []
+    by_unit: dict[str, list[str]] = {}
+    for name in names:
+        by_unit.setdefault(units.get(name, "-"), []).append(name)
+    info = facts.loc[flow] if flow is not None else None
+    exit_time = float(info["exit_time"]) if info is not None and math.isfinite(info["exit_time"]) else math.nan
+    end = _duration(scenario)
+    window = exit_time * 1.5 if math.isfinite(exit_time) and exit_time > 0 else end
+    figure = Figure(figsize=(9, 2.2 * (2 + len(by_unit)) + 0.8), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(2 + len(by_unit), 1, sharex=True, squeeze=False)[:, 0]
+    figure.suptitle(f"Startup signals of {flow}{_named(scenario)}")
+    cw = cwnd_trace[cwnd_trace["flow"] == flow] if len(cwnd_trace) else cwnd_trace
+    mss = float(info["mss"]) if info is not None and "mss" in info and info["mss"] else 1.0
+    axes[0].step(cw["time"], cw["cwnd"] / mss, where="post", label="cwnd")
+    axes[0].set(ylabel="cwnd (segments)")
+    rt = rtt_trace[rtt_trace["flow"] == flow] if len(rtt_trace) else rtt_trace
+    axes[1].plot(rt["time"], rt["rtt"] * 1e3, linestyle="none", marker=".", markersize=3, label="sample")
+    axes[1].plot(rt["time"], rt["srtt"] * 1e3, label="srtt")
+    axes[1].plot(rt["time"], rt["min_rtt"] * 1e3, linestyle="--", label="min RTT")
+    axes[1].set(ylabel="RTT (ms)")
+    if not len(rt):
+        _say(axes[1], "no RTT trace (enable [trace] rtt = true)")
+    else:
+        axes[1].legend(loc="best")
+    for ax, (unit, group) in zip(axes[2:], by_unit.items()):
+        scale, label = (1e3, "ms") if unit == "s" else (1.0, unit)
+        for name in group:
+            points = rows[rows["signal"] == name]
+            line = ax.step(points["time"], points["value"] * scale, where="post", label=name.split(".", 1)[-1])[0]
+            hit = points[points["exit"]]
+            if len(hit):
+                ax.plot(hit["time"], hit["value"] * scale, marker="o", color=line.get_color(), markeredgecolor=_REFERENCE, linestyle="none", zorder=5)
+        ax.set(ylabel=label)
+        ax.legend(loc="best", fontsize="small")
+    if not by_unit:
+        axes[0].text(0.5, 0.1, "no startup signals (enable [trace] startup = true; the algorithm must declare some)",
+                     transform=axes[0].transAxes, ha="center")  # fmt: skip
+    for ax in axes:
+        if math.isfinite(exit_time):
+            ax.axvline(exit_time, color=_REFERENCE, linestyle=":", linewidth=1.0)
+    if math.isfinite(exit_time) and info is not None:
+        axes[0].annotate(f"exit: {info['exit_reason']}", (exit_time, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points")
+    axes[-1].set(xlabel="time (s)", xlim=(0, window))
+    return figure
+
+
+@_styled
 def probes(trains: pd.DataFrame, scenario: Mapping[str, Any] | None = None) -> Figure:
     """The Paced Start paper's Fig. 1 from packet-train probes: gap difference (destination gap −
     source gap) and train rate against the source gap, one line per probe source."""

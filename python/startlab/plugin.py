@@ -193,6 +193,7 @@ def startup(
     summary: str | None = None,
     source: str | None = None,
     per_response: bool = False,
+    signals: Mapping[str, tuple[str, str]] | None = None,
 ) -> Callable[[C], C]:
     """Register a class as the startup algorithm ``name`` (a class decorator).
 
@@ -205,6 +206,10 @@ def startup(
         source: the paper or RFC; the class's module and name if omitted.
         per_response: a fast startup that may run again per response after idle
             (``tcp.startup_after_idle``; its ``on_restart`` hook).
+        signals: the variables it decides on, ``{name: (unit, help)}`` (units: ``s``, ``bytes``,
+            ``bytes/s``, ``pkts``, ``acks``, ``rounds``, ``-``): with ``[trace] startup = true`` its
+            ``signals(self)`` method is asked after every ACK in startup for ``{name: value}`` (a
+            missing or None value is NaN), and ``result.traces.startup`` records them.
 
     Registering a name again (a module imported again) replaces the earlier plug-in.
     """
@@ -237,12 +242,20 @@ def startup(
             [p._spec(key, name) for key, p in declared.items()],
             per_response,
             factory,
+            [(key, *_signal(name, key, spec)) for key, spec in (signals or {}).items()],
         )
         _REGISTERED[name] = cls
         cls.startlab_name = name  # type: ignore[attr-defined]
         return cls
 
     return register
+
+
+def _signal(plugin: str, key: str, spec: Any) -> tuple[str, str]:
+    """A signal's declaration ``(unit, help)``, checked."""
+    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, str) for x in spec)):
+        raise TypeError(f"plug-in {plugin!r}, signal {key!r}: expected (unit, help), two strings, not {spec!r}")
+    return spec[0], spec[1]
 
 
 def _init_takes_params(cls: type) -> bool:

@@ -27,6 +27,8 @@ TRACE_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "seq": ("time", "flow", "event", "seq", "len"),
     "queue": ("time", "link", "packets", "bytes", "red_avg", "sojourn"),
     "packets": ("time", "link", "event", "kind", "flow", "seq", "len", "size", "queue_packets", "queue_bytes"),
+    "rtt": ("time", "flow", "rtt", "srtt", "rttvar", "min_rtt", "ack"),
+    "startup": ("time", "flow", "signal", "value", "exit"),
 }
 
 #: A column named ``<name>_ns`` holds integer nanoseconds; it becomes ``<name>`` in float seconds.
@@ -52,6 +54,13 @@ class Traces:
             ``flow`` (flow or cross source), ``seq`` (first byte; an ACK's cumulative ACK),
             ``len`` (payload B), ``size`` (B on the wire), ``queue_packets`` and ``queue_bytes``
             waiting after the event.
+        rtt: with ``[trace] rtt = true``, every RTT sample a sender took: ``time`` (s, the ACK's
+            arrival), ``flow``, ``rtt`` (s), the sender's ``srtt`` and ``rttvar`` after it (s),
+            ``min_rtt`` (s, the smallest sample so far), ``ack`` (the cumulative ACK, B).
+        startup: with ``[trace] startup = true``, the startup algorithm's declared decision
+            variables after every ACK in startup, one row per ACK and variable: ``time`` (s),
+            ``flow``, ``signal`` (``ALGORITHM.NAME``; units in ``startlab algorithms --json``),
+            ``value`` (NaN: not known yet), ``exit`` (this ACK ended startup).
 
     ``flow``, ``link``, ``event`` and ``cause`` are pandas Categoricals. A trace that ``[trace]`` disabled is
     an empty table with the same columns.
@@ -61,6 +70,8 @@ class Traces:
     seq: pd.DataFrame
     queue: pd.DataFrame
     packets: pd.DataFrame
+    rtt: pd.DataFrame
+    startup: pd.DataFrame
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{kind}={len(getattr(self, kind))} rows" for kind in TRACE_COLUMNS)
@@ -97,6 +108,8 @@ class Result:
             (docs/PCAP.md).
         qlog_files: the qlog files ``run(..., qlog=DIR)`` wrote, with the events each holds
             (docs/QLOG.md).
+        signal_units: the unit of each startup signal, in the order of
+            ``traces.startup["signal"]``'s categories.
         warnings: what the run allowed but the user should know, one sentence each (e.g. an
             L4S flow, ``tcp.ecn = "l4s"``, on a path without an L4S-aware queue); empty if none.
     """
@@ -114,6 +127,7 @@ class Result:
     transfers_file: Path | None = None
     pcap_files: list[tuple[Path, int]] = field(default_factory=list)
     qlog_files: list[tuple[Path, int]] = field(default_factory=list)
+    signal_units: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
@@ -126,7 +140,11 @@ class Result:
             "event": raw.get("packet_events", ()),
             "kind": raw.get("packet_kinds", ()),
         }
-        trace_labels = {"cwnd": {**labels, "cause": raw["cwnd_causes"]}, "packets": packet_labels}
+        trace_labels = {
+            "cwnd": {**labels, "cause": raw["cwnd_causes"]},
+            "packets": packet_labels,
+            "startup": {"flow": raw["flow_names"], "signal": raw.get("startup_signals", ())},
+        }
         traces = {
             kind: _trace(raw["traces"].get(kind) or {}, columns, trace_labels.get(kind, labels))
             for kind, columns in TRACE_COLUMNS.items()
@@ -143,6 +161,7 @@ class Result:
             probe_packets=_table(raw["probe_packets"])[list(_PROBE_PACKET_COLUMNS)] if "probe_packets" in raw else None,
             transfers=_table(_ordered(raw["transfers"], _TRANSFER_COLUMNS)) if "transfers" in raw else None,
             warnings=list(raw.get("warnings", ())),
+            signal_units=list(raw.get("startup_units", ())),
         )
 
     def __repr__(self) -> str:
@@ -193,6 +212,15 @@ class Result:
 
         return plot.cwnd(self.traces.cwnd, plot.startup_facts(self), self.scenario, flows)
 
+    def plot_signals(self, flow: str | None = None) -> Figure:
+        """What one flow's startup decided on: cwnd, its RTT samples (``[trace] rtt``) and its
+        algorithm's declared signals (``[trace] startup``) on one time axis, the exit marked
+        (:func:`startlab.plot.signals`); by default the first flow with signals."""
+        from . import plot
+
+        scenario = {**self.scenario, "_signal_units": self.signal_units}
+        return plot.signals(self.traces.cwnd, self.traces.rtt, self.traces.startup, plot.startup_facts(self), scenario, flow)
+
     def plot_sequence(self, flow: str | Iterable[str] | None = None) -> Figure:
         """Sequence plot in segments, one row per flow: sent, cumulative ACK, retransmissions and
         drops at their drop time, over the startup and over the whole run
@@ -239,7 +267,7 @@ class Result:
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        traces = {"cwnd": self.traces.cwnd, "seq": self.traces.seq, "queue": self.traces.queue, "packets": self.traces.packets}
+        traces = {kind: getattr(self.traces, kind) for kind in TRACE_COLUMNS}
         tables = {"flows": self.flows, "links": self.links}
         tables.update({f"trace_{kind}": frame for kind, frame in traces.items() if not frame.empty})
         for name in ("probes", "probe_packets", "responses", "transfers"):
@@ -261,6 +289,7 @@ class Result:
             "sequence": (self.traces.seq, self.plot_sequence),
             "queue": (self.traces.queue, self.plot_queue),
             "packets": (self.traces.packets, self.plot_packets),
+            "signals": (self.traces.startup if len(self.traces.startup) else self.traces.rtt, self.plot_signals),
         }
         for name, (frame, draw) in plots.items():
             if not frame.empty:

@@ -107,6 +107,24 @@ pub struct Controller {
     avoidance: Avoidance,
     startup: Startup,
     last_reduction: Option<Reduction>,
+    /// What the simulator's `[trace] rtt` and `[trace] startup` record (`None`: neither is on).
+    probe: Option<Box<Probe>>,
+}
+
+/// What a controller records for the simulator's traces, taken by the simulator after each event.
+#[derive(Debug, Default)]
+pub struct Probe {
+    /// Record RTT samples.
+    pub rtt: bool,
+    /// Record the startup algorithm's signals after every ACK in startup.
+    pub startup: bool,
+    /// RTT samples: when, the sample, the cumulative ACK that brought it, the minimum RTT after it.
+    pub rtt_rows: Vec<(Time, Dur, u64, Dur)>,
+    /// Startup rows: when, and whether this ACK ended startup; each row's signal values are the
+    /// next `signals().len()` entries of `values`.
+    pub startup_rows: Vec<(Time, bool)>,
+    /// The signal values of `startup_rows`, row after row.
+    pub values: Vec<f64>,
 }
 
 /// What a congestion event did to the window (the controller's record of the last one): a
@@ -148,6 +166,7 @@ impl Controller {
             restarted: false,
             reductions: 0,
             last_reduction: None,
+            probe: None,
             ce_bytes: 0,
             riding: None,
             cfg,
@@ -392,6 +411,9 @@ impl Controller {
         self.snd_una = self.snd_una.max(ack.ack_seq);
         if let Some(rtt) = ack.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            if let Some(p) = self.probe.as_deref_mut().filter(|p| p.rtt) {
+                p.rtt_rows.push((ack.now, rtt, ack.ack_seq, self.min_rtt.unwrap_or(rtt)));
+            }
         }
         // §0.3: a round ends on the first ACK that covers round_end_seq.
         // NOTE: §0.3 starts the first round "when the first data segment is sent". The initial
@@ -410,6 +432,23 @@ impl Controller {
             }
             Some(_) => false,
         }
+    }
+
+    /// Starts recording RTT samples and/or the startup algorithm's signals ([`Probe`]).
+    pub fn keep_probe(&mut self, rtt: bool, startup: bool) {
+        if rtt || startup {
+            self.probe = Some(Box::new(Probe { rtt, startup, ..Probe::default() }));
+        }
+    }
+
+    /// What was recorded since the simulator last took it (`None` without [`Controller::keep_probe`]).
+    pub fn probe_mut(&mut self) -> Option<&mut Probe> {
+        self.probe.as_deref_mut()
+    }
+
+    /// The startup algorithm's declared signals.
+    pub fn startup_signals(&self) -> &'static [crate::startup::Signal] {
+        self.startup.signal_decls()
     }
 
     /// CE-marked bytes the ACKs have reported so far (the sum of [`AckEvent::ce_bytes`]; Accurate
@@ -455,6 +494,10 @@ impl Controller {
                 }
                 self.leave_startup(ack.now, ExitReason::Ssthresh);
                 self.enter_ca(ack.now);
+            }
+            if let Some(p) = self.probe.as_deref_mut().filter(|p| p.startup) {
+                p.startup_rows.push((ack.now, self.phase != Phase::SlowStart));
+                self.startup.signals(&mut p.values);
             }
         } else if let Some(s) = self.startup.reopen(&self.view(), ack).filter(|&s| s > self.cwnd) {
             // The startup plug-in re-opens slow start (Astart); growth resumes with the next ACK.

@@ -24,7 +24,7 @@ pub mod startup;
 #[cfg(test)]
 mod testkit;
 
-pub use controller::{Controller, CcConfig, CcView, Phase, Reduction, StartupExit};
+pub use controller::{Controller, CcConfig, CcView, Phase, Probe, Reduction, StartupExit};
 pub use startlab_units::{Dur, Time};
 
 /// Defines [`ExitReason`] from one list (variant, doc, result name): the enum, [`ExitReason::ALL`]

@@ -76,7 +76,8 @@ fn normalize(text: &str, format: &str, base: Option<&str>) -> PyResult<String> {
 
 /// The algorithm registry as JSON: `[{name, role, summary, source, params: [...], plugin}, ...]`
 /// (`plugin`: registered at run time, a Python class); a startup also has `on_ce` (what a CE mark
-/// does in startup: `"exit-as-loss"` or `"own-rule"`), an avoidance `needs_l4s` (it requires
+/// does in startup: `"exit-as-loss"` or `"own-rule"`) and `signals` (its decision variables for
+/// `[trace] startup`: name, unit, help), an avoidance `needs_l4s` (it requires
 /// `tcp.ecn = "l4s"`).
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
@@ -87,6 +88,7 @@ fn algorithms() -> PyResult<String> {
         v["plugin"] = startup.is_some_and(|d| d.is_plugin()).into();
         if let Some(d) = startup {
             v["on_ce"] = d.on_ce.name().into();
+            v["signals"] = d.signals.iter().map(|s| serde_json::json!({"name": s.name, "unit": s.unit, "help": s.help})).collect::<Vec<_>>().into();
         }
         if let Some(d) = startlab_cc::avoidance::decl(a.name).filter(|_| a.role == "avoidance") {
             v["needs_l4s"] = d.needs_l4s.into();
@@ -398,6 +400,26 @@ impl Simulation {
         packets.set_item("queue_packets", p.queue_packets.clone().into_pyarray(py))?;
         packets.set_item("queue_bytes", p.queue_bytes.clone().into_pyarray(py))?;
         traces.set_item("packets", packets)?;
+        let rt = &t.rtt;
+        let rtt = PyDict::new(py);
+        rtt.set_item("time", rt.time.clone().into_pyarray(py))?;
+        rtt.set_item("flow", rt.flow.clone().into_pyarray(py))?;
+        rtt.set_item("rtt", rt.rtt.clone().into_pyarray(py))?;
+        rtt.set_item("srtt", rt.srtt.clone().into_pyarray(py))?;
+        rtt.set_item("rttvar", rt.rttvar.clone().into_pyarray(py))?;
+        rtt.set_item("min_rtt", rt.min_rtt.clone().into_pyarray(py))?;
+        rtt.set_item("ack", rt.ack.clone().into_pyarray(py))?;
+        traces.set_item("rtt", rtt)?;
+        let su = &t.startup;
+        let startup = PyDict::new(py);
+        startup.set_item("time", su.time.clone().into_pyarray(py))?;
+        startup.set_item("flow", su.flow.clone().into_pyarray(py))?;
+        startup.set_item("signal", su.signal.clone().into_pyarray(py))?;
+        startup.set_item("value", su.value.clone().into_pyarray(py))?;
+        startup.set_item("exit", su.exit.clone().into_pyarray(py))?;
+        traces.set_item("startup", startup)?;
+        out.set_item("startup_signals", su.names.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>())?;
+        out.set_item("startup_units", su.names.iter().map(|(_, u)| u.clone()).collect::<Vec<_>>())?;
         out.set_item("traces", traces)?;
         // The packet trace's `flow` indexes the flows, then the cross sources.
         let sources: Vec<String> = r.flow_names.iter().cloned().chain(self.sim.scenario().cross.iter().map(|c| c.name.clone())).collect();

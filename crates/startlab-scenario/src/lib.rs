@@ -839,6 +839,12 @@ pub struct TraceSpec {
     pub seq: bool,
     /// Queue lengths.
     pub queue: bool,
+    /// Every RTT sample (off by default: one row per ACK).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rtt: bool,
+    /// The startup algorithm's declared signals after every ACK in startup (off by default).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub startup: bool,
     /// At most one point per series per interval (0 keeps everything).
     pub interval: Dur,
     /// Per-packet queue events of chosen link directions (off: `None`).

@@ -327,6 +327,8 @@ pub struct Trace {
     pub cwnd: Option<bool>,
     pub seq: Option<bool>,
     pub queue: Option<bool>,
+    pub rtt: Option<bool>,
+    pub startup: Option<bool>,
     pub interval: Option<DurV>,
     pub packets: Option<PacketTrace>,
     pub pcap: Option<PcapTrace>,

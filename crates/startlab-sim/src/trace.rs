@@ -167,6 +167,47 @@ pub(crate) struct PacketTracing {
     pub waiting: Vec<std::collections::VecDeque<Option<PacketRecord>>>,
 }
 
+/// Every RTT sample a sender took (`[trace] rtt`).
+#[derive(Debug, Default, Serialize)]
+pub struct RttTrace {
+    /// Seconds: when the ACK that brought the sample arrived.
+    pub time: Vec<f64>,
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// The sample, seconds (the newest newly acknowledged, never retransmitted segment's; QUIC:
+    /// the largest newly acknowledged packet's).
+    pub rtt: Vec<f64>,
+    /// The sender's smoothed RTT after the event, seconds (NaN before its first sample).
+    pub srtt: Vec<f64>,
+    /// Its RTT variation after the event, seconds (NaN before its first sample).
+    pub rttvar: Vec<f64>,
+    /// The smallest sample so far, seconds.
+    pub min_rtt: Vec<f64>,
+    /// The cumulative ACK (bytes) the sample came with.
+    pub ack: Vec<u64>,
+}
+
+/// The startup algorithms' decision variables after every ACK in startup (`[trace] startup`), one
+/// row per ACK and signal.
+#[derive(Debug, Default, Serialize)]
+pub struct StartupTrace {
+    /// Seconds.
+    pub time: Vec<f64>,
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// Index into `names`.
+    pub signal: Vec<u32>,
+    /// The value (NaN: not known yet), in the signal's unit.
+    pub value: Vec<f64>,
+    /// This ACK ended startup (the sample that triggered the exit).
+    pub exit: Vec<bool>,
+    /// `ALGORITHM.SIGNAL` of each signal index, with its unit.
+    pub names: Vec<(String, String)>,
+    /// The first index of each algorithm's signals in `names`.
+    #[serde(skip)]
+    pub(crate) first: std::collections::BTreeMap<&'static str, u32>,
+}
+
 /// All traces of a run.
 #[derive(Debug, Default, Serialize)]
 pub struct Traces {
@@ -178,6 +219,10 @@ pub struct Traces {
     pub queue: QueueTrace,
     /// Packet trace (empty unless `[trace.packets]`).
     pub packets: PacketTrace,
+    /// RTT samples (empty unless `[trace] rtt = true`).
+    pub rtt: RttTrace,
+    /// Startup signals (empty unless `[trace] startup = true`).
+    pub startup: StartupTrace,
 }
 
 /// Decimation: keep a point of a series only if `interval` passed since its last kept point.

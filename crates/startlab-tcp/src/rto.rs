@@ -116,6 +116,10 @@ impl RtoEstimator {
         self.rto.as_nanos() ^ self.srtt.map_or(0, f64::to_bits)
     }
 
+    /// RTTVAR, once a sample exists.
+    pub fn rttvar(&self) -> Option<Dur> {
+        self.srtt.map(|_| Dur(self.rttvar.round() as u64))
+    }
     /// The smoothed RTT, once a sample exists.
     pub fn srtt(&self) -> Option<Dur> {
         self.srtt.map(|s| Dur(s.round() as u64))

@@ -344,6 +344,14 @@ impl Sender {
         lines.iter().fold(0, |a, &x| a ^ x)
     }
 
+    /// The congestion controller, to change (the simulator's probe for its RTT and startup traces).
+    pub fn cc_mut(&mut self) -> &mut Controller {
+        &mut self.cc
+    }
+    /// The RTT variation of RFC 6298 once sampled.
+    pub fn rttvar(&self) -> Option<Dur> {
+        self.rtt.rttvar()
+    }
     /// The congestion controller (read-only).
     pub fn cc(&self) -> &Controller {
         &self.cc

@@ -189,6 +189,16 @@ impl BbrStartup {
 }
 
 impl StartupAlgorithm for BbrStartup {
+    fn signals(&self, out: &mut Vec<f64>) {
+        // The filter's largest sample over the rounds it holds (its ring keeps the last
+        // BW_FILTER_ROUNDS rounds).
+        let max_bw = self.bw_by_round.iter().flatten().map(|&(_, r)| r).fold(f64::NAN, f64::max);
+        out.push(max_bw);
+        out.push(self.full_bw.unwrap_or(f64::NAN));
+        out.push(self.full_bw_count as f64);
+        out.push(self.cfg.full_bw_rounds as f64);
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         let mss = view.mss as f64;
         if self.done {
@@ -284,6 +294,14 @@ pub const FULL_ECN_ROUNDS: Param<u64> = Param::integer("full_ecn_rounds", "2", "
 /// `ecn_max_rtt` of `startup = { algorithm = "bbr-startup", ... }`.
 pub const ECN_MAX_RTT: Param<Dur> = Param::duration("ecn_max_rtt", "5ms", "BBRv3 ecn_max_rtt: CE marks (Accurate ECN) count only once a minimum RTT this short was seen");
 
+/// The variables BBR's STARTUP decides on, in [`StartupAlgorithm::signals`]' order.
+pub const SIGNALS: &[super::Signal] = &[
+    super::Signal::new("max_bw", "bytes/s", "the bandwidth filter's estimate: the largest delivery-rate sample of the last rounds"),
+    super::Signal::new("full_bw", "bytes/s", "full_bw: the estimate at the last round that grew it by 25 %"),
+    super::Signal::new("full_bw_count", "rounds", "rounds since the estimate last grew by 25 %"),
+    super::Signal::new("full_bw_rounds", "rounds", "the count that ends STARTUP (the pipe is full)"),
+];
+
 /// The declaration of `bbr-startup` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
     info: AlgorithmInfo {
@@ -307,6 +325,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::OwnRule,
+    signals: SIGNALS,
 };
 
 #[cfg(test)]

@@ -752,4 +752,5 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: &[],
 };

@@ -191,6 +191,19 @@ impl HyStartLinux {
 }
 
 impl StartupAlgorithm for HyStartLinux {
+    fn signals(&self, out: &mut Vec<f64>) {
+        let us = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64 / 1e6);
+        out.push(us(self.delay_min));
+        out.push(us(self.curr_rtt));
+        out.push(us(self.delay_min.map(delay_thresh_us)));
+        out.push(self.sample_cnt as f64);
+        // The ACK train so far (last_ack - round_start) and the length that ends startup
+        // (delay_min plus the ACK-delay cushion, halved unless paced, as `ack_train` tests it).
+        out.push(if self.end_seq.is_some() { self.last_ack.saturating_sub(self.round_start) as f64 / 1e6 } else { f64::NAN });
+        let threshold = self.train_threshold_us();
+        out.push(us(self.delay_min.map(|_| if self.cfg.paced { threshold } else { threshold >> 1 })));
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         self.on_ack_with(view, ack, &mut |h, now| h.ack_train(now))
     }
@@ -366,6 +379,16 @@ pub const PACED: Param<bool> = Param::flag("paced", "false", "the flow is paced:
 /// `round_reset` of `startup = { algorithm = "hystart-linux", ... }`.
 pub const ROUND_RESET: Param<&'static str> = Param::choice("round_reset", &["ungated", "gated", "every-ack"], "ungated", "ungated: Linux >= 6.14 and stable kernels with commit 25c1a9ca53db (a round starts on every slow-start ACK past the round's end, at any cwnd); gated: Linux 5.16-6.13 (only while cwnd >= low_window); every-ack: Linux 2.6.29-5.15 (in cong_avoid, after the tests)");
 
+/// The variables `hystart-linux` decides on, in [`StartupAlgorithm::signals`]' order.
+pub const SIGNALS: &[super::Signal] = &[
+    super::Signal::new("delay_min", "s", "delay_min: the smallest RTT of the connection"),
+    super::Signal::new("round_min_rtt", "s", "curr_rtt: the minimum of this round's first samples"),
+    super::Signal::new("delay_thresh", "s", "clamp(delay_min / 8, 4 ms, 16 ms): curr_rtt above delay_min + this ends startup (delay)"),
+    super::Signal::new("sample_cnt", "acks", "RTT samples this round (the delay test needs hystart_min_samples)"),
+    super::Signal::new("ack_train", "s", "the ACK train so far: last_ack - round_start"),
+    super::Signal::new("train_thresh", "s", "(delay_min + ack_delay) / 2 (not halved when paced): a longer train ends startup (ack train)"),
+];
+
 /// The declaration of `hystart-linux` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
     info: AlgorithmInfo {
@@ -389,6 +412,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: SIGNALS,
 };
 
 #[cfg(test)]

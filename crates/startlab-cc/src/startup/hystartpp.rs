@@ -367,7 +367,25 @@ impl HyStartPlusPlus {
     }
 }
 
+fn secs(d: Option<Dur>) -> f64 {
+    d.map_or(f64::NAN, |d| d.as_secs_f64())
+}
+
 impl StartupAlgorithm for HyStartPlusPlus {
+    fn signals(&self, out: &mut Vec<f64>) {
+        out.push(match self.phase {
+            Phase::SlowStart => 0.0,
+            Phase::Css => 1.0,
+            Phase::Done => 2.0,
+        });
+        out.push(secs(self.last_round_min_rtt));
+        out.push(secs(self.current_round_min_rtt));
+        out.push(self.last_round_min_rtt.map_or(f64::NAN, |l| self.cfg.rtt_thresh(l).as_secs_f64()));
+        out.push(self.rtt_sample_count as f64);
+        out.push(secs(self.css_baseline_min_rtt));
+        out.push(self.css_rounds as f64);
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         if self.phase == Phase::Done {
             if !self.cfg.later_slow_starts {

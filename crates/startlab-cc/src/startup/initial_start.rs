@@ -47,4 +47,5 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: true,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: &[],
 };

@@ -217,6 +217,11 @@ pub trait StartupAlgorithm: std::fmt::Debug {
         Vec::new()
     }
 
+    /// The current values of the declared signals ([`StartupDecl::signals`]), in their order,
+    /// appended to `out` (NaN for one not known yet). Asked after every ACK in startup when the
+    /// `[trace] startup` trace is on.
+    fn signals(&self, _out: &mut Vec<f64>) {}
+
     /// Whether startup survives a fast retransmit. Default false: the loss ends startup (reason
     /// `loss`). True (BBRv3): the controller rides the recovery out. It calls
     /// [`StartupAlgorithm::on_congestion`], keeps startup running and enters recovery with
@@ -315,6 +320,27 @@ pub struct StartupDecl {
     pub sets_initial_window: bool,
     /// What it does on a CE mark in startup (the controller applies it).
     pub on_ce: CeRule,
+    /// The variables it decides on, as `[trace] startup` records them after every ACK in startup
+    /// ([`StartupAlgorithm::signals`] gives their values in this order).
+    pub signals: &'static [Signal],
+}
+
+/// A decision variable of a startup algorithm (`[trace] startup`, docs/RESULTS.md).
+#[derive(Clone, Copy, Debug)]
+pub struct Signal {
+    /// Name, unique within the algorithm.
+    pub name: &'static str,
+    /// Unit: `s`, `bytes`, `bytes/s`, `pkts`, `acks`, `rounds` or `-` (a number or a state).
+    pub unit: &'static str,
+    /// What it is, one line.
+    pub help: &'static str,
+}
+
+impl Signal {
+    /// A declared signal.
+    pub const fn new(name: &'static str, unit: &'static str, help: &'static str) -> Signal {
+        Signal { name, unit, help }
+    }
 }
 
 /// How a declared algorithm is built.
@@ -331,7 +357,7 @@ impl StartupDecl {
     pub fn instantiate(&self, params: &Params<'_>, cx: &FlowContext) -> Startup {
         match self.build {
             Build::Native(build) => build(params, cx),
-            Build::Plugin(factory) => Startup::Plugin(PluginStartup::new(self.info.name, factory.build(params, cx), self.on_ce)),
+            Build::Plugin(factory) => Startup::Plugin(PluginStartup::new(self.info.name, factory.build(params, cx), self.on_ce, self.signals)),
         }
     }
 
@@ -377,6 +403,14 @@ macro_rules! startups {
                 match self {
                     $(Startup::$variant(_) => $module::DECL.on_ce,)*
                     Startup::Plugin(p) => p.on_ce(),
+                }
+            }
+
+            /// The declared decision variables (`[trace] startup`).
+            pub fn signal_decls(&self) -> &'static [Signal] {
+                match self {
+                    $(Startup::$variant(_) => $module::DECL.signals,)*
+                    Startup::Plugin(p) => p.signals(),
                 }
             }
 
@@ -494,6 +528,10 @@ impl Startup {
     /// The plug-in's values for the results.
     pub fn report(&self) -> Vec<(&'static str, Detail)> {
         self.inner_ref().report()
+    }
+    /// The declared signals' current values, appended to `out`.
+    pub fn signals(&self, out: &mut Vec<f64>) {
+        self.inner_ref().signals(out)
     }
     /// Dispatches an ACK in congestion avoidance; `Some(ssthresh)` re-opens slow start.
     pub fn reopen(&mut self, view: &CcView, ack: &AckEvent) -> Option<f64> {

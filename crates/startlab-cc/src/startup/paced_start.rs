@@ -389,6 +389,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: &[],
 };
 
 #[cfg(test)]

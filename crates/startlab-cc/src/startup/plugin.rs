@@ -30,12 +30,17 @@ pub struct PluginStartup {
     name: &'static str,
     algorithm: Box<dyn StartupAlgorithm + Send + Sync>,
     on_ce: super::CeRule,
+    signals: &'static [super::Signal],
 }
 
 impl PluginStartup {
-    /// `algorithm`, registered as `name`, with its declaration's CE rule.
-    pub fn new(name: &'static str, algorithm: Box<dyn StartupAlgorithm + Send + Sync>, on_ce: super::CeRule) -> Self {
-        PluginStartup { name, algorithm, on_ce }
+    /// `algorithm`, registered as `name`, with its declaration's CE rule and signals.
+    pub fn new(name: &'static str, algorithm: Box<dyn StartupAlgorithm + Send + Sync>, on_ce: super::CeRule, signals: &'static [super::Signal]) -> Self {
+        PluginStartup { name, algorithm, on_ce, signals }
+    }
+    /// The declared signals (`[trace] startup`).
+    pub fn signals(&self) -> &'static [super::Signal] {
+        self.signals
     }
     /// The registered name.
     pub fn name(&self) -> &'static str {
@@ -137,6 +142,7 @@ mod tests {
             router_approval: false,
             sets_initial_window: false,
             on_ce: crate::startup::CeRule::ExitAsLoss,
+            signals: &[],
         }
     }
 

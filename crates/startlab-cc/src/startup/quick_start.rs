@@ -414,6 +414,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: true,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: &[],
 };
 
 #[cfg(test)]

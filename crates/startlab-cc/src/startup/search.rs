@@ -64,6 +64,8 @@ pub struct Search {
     rtt: Option<Dur>,
     /// Bytes sent so far: the highest `SND.NXT` seen.
     sent: u64,
+    /// The last normalised difference computed (at a bin boundary), for `[trace] startup`.
+    last_norm_diff: Option<f64>,
 }
 
 impl Search {
@@ -88,6 +90,7 @@ impl Search {
             initial_rtt: Dur::ZERO,
             rtt: None,
             sent: 0,
+            last_norm_diff: None,
         }
     }
 
@@ -199,6 +202,13 @@ impl Search {
 }
 
 impl StartupAlgorithm for Search {
+    fn signals(&self, out: &mut Vec<f64>) {
+        out.push(self.curr_idx.map_or(f64::NAN, |c| c as f64));
+        out.push(self.last_norm_diff.unwrap_or(f64::NAN));
+        out.push(Self::THRESH);
+        out.push(self.rtt.map_or(f64::NAN, |r| r.as_secs_f64()));
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         let grow = StartupAction::grow(ack.newly_acked.min(view.mss) as f64);
         // NOTE: sent bytes are read from SND.NXT as the ACK arrives (the draft counts bytes as they
@@ -218,7 +228,9 @@ impl StartupAlgorithm for Search {
             return grow;
         }
         let curr = self.curr_idx.expect("bins were just updated");
-        match self.norm_diff(curr, rtt) {
+        let norm_diff = self.norm_diff(curr, rtt);
+        self.last_norm_diff = norm_diff;
+        match norm_diff {
             Some(norm_diff) if norm_diff >= Self::THRESH => {
                 let set_cwnd = self.cfg.drain.then(|| (self.target(curr) as f64).min(view.cwnd));
                 StartupAction { set_cwnd, exit: Some(ExitReason::BandwidthPlateau), ..Default::default() }
@@ -234,6 +246,14 @@ impl StartupAlgorithm for Search {
 
 
 use crate::decl::{AlgorithmInfo, Param, no_check};
+
+/// The variables SEARCH decides on, in [`StartupAlgorithm::signals`]' order.
+pub const SIGNALS: &[super::Signal] = &[
+    super::Signal::new("bin", "-", "the current bin's index (bins of initial RTT x 3.5 / 10)"),
+    super::Signal::new("norm_diff", "-", "(prev_sent - curr_delv) / prev_sent at the last bin boundary (NaN while warming up)"),
+    super::Signal::new("thresh", "-", "THRESH: a norm_diff at or above it ends startup"),
+    super::Signal::new("rtt", "s", "the RTT SEARCH looks back by (the latest sample)"),
+];
 
 /// `drain` of `startup = { algorithm = "search", ... }`.
 pub const DRAIN: Param<bool> = Param::flag("drain", "true", "at the exit set cwnd to the bytes delivered over the last initial RTT (the draft's drain target, reached at once); false keeps cwnd");
@@ -253,6 +273,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
+    signals: SIGNALS,
 };
 
 #[cfg(test)]

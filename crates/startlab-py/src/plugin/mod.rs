@@ -63,7 +63,7 @@ pub fn clear_failure() {
 
 /// Hooks a plug-in class may define, in the order of [`Hooks`] (the `StartupAlgorithm` trait's
 /// methods). `keeps_startup_on_loss` may also be a `bool` attribute.
-pub const HOOKS: [&str; 17] = [
+pub const HOOKS: [&str; 18] = [
     "on_ack",
     "on_handshake",
     "on_restart",
@@ -81,6 +81,7 @@ pub const HOOKS: [&str; 17] = [
     "on_retransmit",
     "retained",
     "seed",
+    "signals",
 ];
 
 /// Each hook's index in [`HOOKS`].
@@ -102,6 +103,7 @@ mod hook {
     pub const ON_RETRANSMIT: usize = 14;
     pub const RETAINED: usize = 15;
     pub const SEED: usize = 16;
+    pub const SIGNALS: usize = 17;
 }
 
 /// The bound methods of one plug-in instance (None: the class does not define the hook).
@@ -114,6 +116,8 @@ pub struct PyStartup {
     hooks: Hooks,
     /// `keeps_startup_on_loss` given as a `bool` attribute (read once, when the instance is built).
     keeps: bool,
+    /// The declared signals (`[trace] startup`), in the order their values are given.
+    signal_decls: &'static [startlab_cc::startup::Signal],
 }
 
 impl std::fmt::Debug for PyStartup {
@@ -206,6 +210,29 @@ impl StartupAlgorithm for PyStartup {
     fn seed(&mut self, saved: Option<SavedPath>) {
         self.call(hook::SEED, (), |py| (saved.as_ref().map(PySavedPath::from),).into_pyobject(py), |_| Ok(()))
     }
+    fn signals(&self, out: &mut Vec<f64>) {
+        let decls = self.signal_decls;
+        let nan = vec![f64::NAN; decls.len()];
+        let values = self.call(hook::SIGNALS, nan.clone(), |py| Ok(PyTuple::empty(py)), |r| {
+            let d = r.cast::<PyDict>().map_err(|_| PyTypeError::new_err("signals returned something other than a dict; expected {signal: number}"))?;
+            for k in d.keys() {
+                let k: String = k.extract().map_err(|_| PyTypeError::new_err("signals: a signal name is not a str"))?;
+                if !decls.iter().any(|s| s.name == k) {
+                    let known: Vec<&str> = decls.iter().map(|s| s.name).collect();
+                    return Err(PyTypeError::new_err(format!("signals: {k:?} is not declared; the plug-in declares {known:?} (startlab.startup(..., signals=...))")));
+                }
+            }
+            decls
+                .iter()
+                .map(|s| match d.get_item(s.name)? {
+                    None => Ok(f64::NAN),
+                    Some(v) if v.is_none() => Ok(f64::NAN),
+                    Some(v) => v.extract::<f64>().map_err(|_| PyTypeError::new_err(format!("signals: {:?} is not a number", s.name))),
+                })
+                .collect()
+        });
+        out.extend(values);
+    }
 }
 
 impl Drop for PyStartup {
@@ -228,6 +255,7 @@ impl Drop for PyStartup {
 struct PyFactory {
     name: &'static str,
     factory: Py<PyAny>,
+    signals: &'static [startlab_cc::startup::Signal],
 }
 
 fn param_to_py<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
@@ -243,7 +271,8 @@ fn param_to_py<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAn
 impl PluginFactory for PyFactory {
     fn build(&self, params: &Params<'_>, _cx: &FlowContext) -> Box<dyn StartupAlgorithm + Send + Sync> {
         let name = self.name;
-        let inert = || PyStartup { name, instance: None, hooks: Hooks(Default::default()), keeps: false };
+        let signal_decls = self.signals;
+        let inert = || PyStartup { name, instance: None, hooks: Hooks(Default::default()), keeps: false, signal_decls };
         if plugin::halt_requested() {
             return Box::new(inert());
         }
@@ -272,7 +301,7 @@ impl PluginFactory for PyFactory {
                 if hooks.0[hook::ON_ACK].is_none() {
                     return Err(PyTypeError::new_err("the plug-in defines no on_ack(view, ack) method"));
                 }
-                Ok(PyStartup { name, instance: Some(instance.unbind()), hooks, keeps })
+                Ok(PyStartup { name, instance: Some(instance.unbind()), hooks, keeps, signal_decls })
             })();
             let startup: Box<dyn StartupAlgorithm + Send + Sync> = match built {
                 Ok(s) => Box::new(s),
@@ -333,8 +362,8 @@ fn param_info(algorithm: &str, spec: ParamSpec) -> PyResult<ParamInfo> {
 /// Registers a Python startup plug-in: `factory(params: dict)` returns an instance with an
 /// `on_ack(view, ack)` method and any of the other hooks.
 #[pyfunction]
-#[pyo3(signature = (name, summary, source, params, per_response, factory))]
-pub fn register_startup(name: String, summary: String, source: String, params: Vec<ParamSpec>, per_response: bool, factory: Py<PyAny>) -> PyResult<()> {
+#[pyo3(signature = (name, summary, source, params, per_response, factory, signals = Vec::new()))]
+pub fn register_startup(name: String, summary: String, source: String, params: Vec<ParamSpec>, per_response: bool, factory: Py<PyAny>, signals: Vec<(String, String, String)>) -> PyResult<()> {
     let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !ok {
         return Err(PyValueError::new_err(format!("plug-in name {name:?} is not valid; expected letters, digits, '-' and '_' (e.g. \"my-start\")")));
@@ -346,10 +375,26 @@ pub fn register_startup(name: String, summary: String, source: String, params: V
         }
         infos.push(param_info(&name, p)?);
     }
+    const UNITS: [&str; 7] = ["s", "bytes", "bytes/s", "pkts", "acks", "rounds", "-"];
+    let mut decls = Vec::with_capacity(signals.len());
+    for (signal, unit, help) in signals {
+        let ident = signal.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_') && signal.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(PyValueError::new_err(format!("plug-in {name:?}, signal {signal:?}: a signal name is lower-case letters, digits and '_'")));
+        }
+        if decls.iter().any(|d: &startlab_cc::startup::Signal| d.name == signal) {
+            return Err(PyValueError::new_err(format!("plug-in {name:?}: signal {signal:?} is declared twice")));
+        }
+        if !UNITS.contains(&unit.as_str()) {
+            return Err(PyValueError::new_err(format!("plug-in {name:?}, signal {signal:?}: unit {unit:?} is not known; expected one of {UNITS:?}")));
+        }
+        decls.push(startlab_cc::startup::Signal::new(leak(signal), leak(unit), leak(help)));
+    }
+    let signals: &'static [startlab_cc::startup::Signal] = Box::leak(decls.into_boxed_slice());
     let name = leak(name);
     let decl = StartupDecl {
         info: AlgorithmInfo { name, role: "startup", summary: leak(summary), source: leak(source), params: Box::leak(infos.into_boxed_slice()) },
-        build: Build::Plugin(Box::leak(Box::new(PyFactory { name, factory }))),
+        build: Build::Plugin(Box::leak(Box::new(PyFactory { name, factory, signals }))),
         check: startlab_cc::decl::no_check,
         per_response,
         // A Python plug-in cannot talk to routers or set the initial window.
@@ -357,6 +402,7 @@ pub fn register_startup(name: String, summary: String, source: String, params: V
         sets_initial_window: false,
         // Its hooks do not see CE-marked bytes: a CE mark ends its startup as a loss would.
         on_ce: startlab_cc::startup::CeRule::ExitAsLoss,
+        signals,
     };
     plugin::register(decl).map(|_| ()).map_err(PyValueError::new_err)
 }

@@ -233,6 +233,8 @@ pub fn resolve_in(s: raw::Scenario, base: Option<&std::path::Path>) -> R<Scenari
             cwnd: t.and_then(|t| t.cwnd).unwrap_or(true),
             seq: t.and_then(|t| t.seq).unwrap_or(true),
             queue: t.and_then(|t| t.queue).unwrap_or(true),
+            rtt: t.and_then(|t| t.rtt).unwrap_or(false),
+            startup: t.and_then(|t| t.startup).unwrap_or(false),
             interval: t.and_then(|t| t.interval).map_or(Dur::ZERO, |d| d.0),
             packets: packet_trace,
             pcap,

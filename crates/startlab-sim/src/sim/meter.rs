@@ -191,6 +191,9 @@ impl Simulation {
         if self.qlog.is_some() {
             self.qlog_state(f, cause);
         }
+        if self.scenario.trace.rtt || self.scenario.trace.startup {
+            self.drain_probe(f);
+        }
         let fl = &mut self.flows[f as usize];
         if now_cc != fl.m.last_cc {
             fl.m.last_cc = now_cc;
@@ -203,6 +206,67 @@ impl Simulation {
                 t.cause.push(cause);
             }
         }
+    }
+
+    /// Moves what flow `f`'s controller recorded for the RTT and startup traces into them (and
+    /// starts its recording on the first call).
+    fn drain_probe(&mut self, f: u32) {
+        let (rtt_on, startup_on) = (self.scenario.trace.rtt, self.scenario.trace.startup);
+        let fl = &mut self.flows[f as usize];
+        let (srtt, rttvar) = match &fl.quic {
+            Some(q) => {
+                let r = q.server.sender().loss_detection().rtt();
+                if r.has_sample() { (Some(r.smoothed()), Some(r.var())) } else { (None, None) }
+            }
+            None => (fl.sender.srtt(), fl.sender.rttvar()),
+        };
+        let cc = match fl.quic.as_mut() {
+            Some(q) => q.server.sender_mut().controller_mut(),
+            None => fl.sender.cc_mut(),
+        };
+        let decls = cc.startup_signals();
+        let algorithm = cc.startup_name();
+        let Some(probe) = cc.probe_mut() else {
+            cc.keep_probe(rtt_on, startup_on);
+            return;
+        };
+        let secs = |d: Option<Dur>| d.map_or(f64::NAN, |d| d.as_secs_f64());
+        let t = &mut self.traces.rtt;
+        for (time, rtt, ack, min) in probe.rtt_rows.drain(..) {
+            t.time.push(time.as_secs_f64());
+            t.flow.push(f);
+            t.rtt.push(rtt.as_secs_f64());
+            t.srtt.push(secs(srtt));
+            t.rttvar.push(secs(rttvar));
+            t.min_rtt.push(min.as_secs_f64());
+            t.ack.push(ack);
+        }
+        if probe.startup_rows.is_empty() {
+            return;
+        }
+        let st = &mut self.traces.startup;
+        let first = *st.first.entry(algorithm).or_insert_with(|| {
+            let at = st.names.len() as u32;
+            st.names.extend(decls.iter().map(|d| (format!("{algorithm}.{}", d.name), d.unit.to_string())));
+            at
+        });
+        let n = decls.len();
+        if probe.values.len() != probe.startup_rows.len() * n {
+            self.violations.push(format!("flow {f}: startup algorithm {algorithm} gave {} signal values for {} rows of {n} declared signals", probe.values.len(), probe.startup_rows.len()));
+            probe.startup_rows.clear();
+            probe.values.clear();
+            return;
+        }
+        for (k, (time, exit)) in probe.startup_rows.drain(..).enumerate() {
+            for (i, &v) in probe.values[k * n..(k + 1) * n].iter().enumerate() {
+                st.time.push(time.as_secs_f64());
+                st.flow.push(f);
+                st.signal.push(first + i as u32);
+                st.value.push(v);
+                st.exit.push(exit);
+            }
+        }
+        probe.values.clear();
     }
 
     /// Checks the conservation invariants: per link, arrivals = drops + delivered + in the link;

@@ -202,6 +202,19 @@ pub(super) fn config(p: &Params<'_>) -> HyStartPlusPlusConfig {
 }
 
 /// The declaration of `hystart++` (its entry in `startup::DECLS`).
+/// The variables HyStart++ decides on (RFC 9406 §4.2), in [`StartupAlgorithm::signals`]' order.
+///
+/// [`StartupAlgorithm::signals`]: crate::startup::StartupAlgorithm::signals
+pub const SIGNALS: &[crate::startup::Signal] = &[
+    crate::startup::Signal::new("state", "-", "0 slow start with the delay test, 1 Conservative Slow Start, 2 ended"),
+    crate::startup::Signal::new("last_round_min_rtt", "s", "lastRoundMinRTT: the previous round's minimum RTT"),
+    crate::startup::Signal::new("current_round_min_rtt", "s", "currentRoundMinRTT: this round's minimum RTT so far"),
+    crate::startup::Signal::new("rtt_thresh", "s", "RttThresh = clamp(lastRoundMinRTT / 8, 4 ms, 16 ms): the rise that enters CSS"),
+    crate::startup::Signal::new("rtt_sample_count", "acks", "rttSampleCount: RTT samples this round (the test needs N_RTT_SAMPLE)"),
+    crate::startup::Signal::new("css_baseline_min_rtt", "s", "cssBaselineMinRtt: the round minimum when CSS began (a drop below it resumes slow start)"),
+    crate::startup::Signal::new("css_rounds", "rounds", "rounds of CSS so far (CSS_ROUNDS of them end startup)"),
+];
+
 pub const DECL: crate::startup::StartupDecl = crate::startup::StartupDecl {
     info: AlgorithmInfo {
         name: "hystart++",
@@ -232,4 +245,5 @@ pub const DECL: crate::startup::StartupDecl = crate::startup::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: crate::startup::CeRule::ExitAsLoss,
+    signals: SIGNALS,
 };
