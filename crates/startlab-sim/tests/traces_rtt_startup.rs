@@ -95,3 +95,27 @@ fn recording_changes_no_result() {
     assert_eq!(format!("{:?}", common::flow(&plain, 0)), format!("{:?}", common::flow(&traced, 0)));
     assert_eq!(plain.results().traces.cwnd.time, traced.results().traces.cwnd.time);
 }
+
+#[test]
+fn hystart_and_paced_start_show_their_deciding_values() {
+    let hs = common::run(&scenario("hystart", "startup = true"));
+    let reason = common::flow(&hs, 0).exit_reason;
+    match reason.as_str() {
+        "ack-train" => assert!(at_exit(&hs, "hystart.ack_train") >= at_exit(&hs, "hystart.train_thresh")),
+        "delay-increase" => assert!(at_exit(&hs, "hystart.cur_rtt") >= at_exit(&hs, "hystart.delay_thresh")),
+        other => panic!("HyStart left startup by {other} on a 200-packet buffer"),
+    }
+    let past = common::run(&scenario("paced-start", "startup = true"));
+    let f = common::flow(&past, 0);
+    assert_eq!(f.exit_reason, "rate-found", "{f:?}");
+    let r = past.results();
+    let t = &r.traces.startup;
+    let case = t.names.iter().position(|(n, _)| n == "paced-start.case").unwrap() as u32;
+    let decided: Vec<f64> = (0..t.time.len()).filter(|&k| t.signal[k] == case && t.value[k].is_finite()).map(|k| t.value[k]).collect();
+    assert!(!decided.is_empty() && decided.iter().all(|c| (1.0..=5.0).contains(c)), "{decided:?}");
+    // The trace's last case is the one the flow's results report.
+    assert_eq!(Some(decided[decided.len() - 1]), f.startup_details.get("past_case").and_then(|v| v.as_f64()));
+    // The bottleneck's gap: 1448 + 40 bytes at 20 Mbit/s.
+    let g_b = t.value[(0..t.time.len()).rev().find(|&k| t.names[t.signal[k] as usize].0 == "paced-start.g_b").unwrap()];
+    assert!((g_b - 1488.0 * 8.0 / 20e6).abs() < 1e-5, "g_B {g_b}");
+}

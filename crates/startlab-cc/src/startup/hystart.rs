@@ -134,6 +134,17 @@ pub(crate) fn eta_ms(last_rtt: u64) -> u64 {
 }
 
 impl StartupAlgorithm for HyStart {
+    fn signals(&self, out: &mut Vec<f64>) {
+        let ms = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64 / 1e3);
+        out.push(ms(self.d_min));
+        out.push(ms(self.cur_rtt));
+        out.push(ms(self.last_rtt));
+        out.push(ms(self.last_rtt.map(|l| l + eta_ms(l))));
+        out.push(self.sampling_cnt as f64);
+        out.push(ms(self.round_start.map(|r| self.last_jiffies.saturating_sub(r))));
+        out.push(self.d_min.map_or(f64::NAN, |d| d as f64 / 2e3));
+    }
+
     fn on_ack(&mut self, view: &CcView, ack: &AckEvent) -> StartupAction {
         let grow = StartupAction::grow(ack.newly_acked as f64);
         let now = jiffies(ack.now);
@@ -226,6 +237,18 @@ pub const N_SAMPLING: Param<u64> = Param::integer("n_sampling", "8", "nSampling:
 /// `gate_low_window` of `startup = { algorithm = "hystart", ... }`.
 pub const GATE_LOW_WINDOW: Param<bool> = Param::flag("gate_low_window", "true", "skip detection entirely while cwnd <= low_ssthresh (ALGORITHMS.md §20 item 9); false = literal: an early detection latches and the flow runs plain slow start");
 
+/// The variables of the paper's Algorithm 1, in [`StartupAlgorithm::signals`]' order (the
+/// algorithm's clock is the jiffy, 1 ms).
+pub const SIGNALS: &[super::Signal] = &[
+    super::Signal::new("d_min", "s", "dMin: the smallest RTT sample"),
+    super::Signal::new("cur_rtt", "s", "curRTT: the minimum of this round's first nSampling samples"),
+    super::Signal::new("last_rtt", "s", "lastRTT: the previous round's curRTT"),
+    super::Signal::new("delay_thresh", "s", "lastRTT + max(2 ms, lastRTT/16): curRTT at or above it ends startup (delay increase)"),
+    super::Signal::new("sampling_cnt", "acks", "samples still to take this round"),
+    super::Signal::new("ack_train", "s", "the ACK train so far: lastJiffies - roundStart"),
+    super::Signal::new("train_thresh", "s", "dMin / 2: a train this long ends startup (ACK train)"),
+];
+
 /// The declaration of `hystart` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
     info: AlgorithmInfo {
@@ -245,7 +268,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
-    signals: &[],
+    signals: SIGNALS,
 };
 
 #[cfg(test)]

@@ -125,6 +125,8 @@ pub struct PacedStart {
     case: Option<u8>,
     exit_gap: Option<f64>,
     exit: &'static str,
+    /// The last train's destination gap (s), for `[trace] startup`.
+    last_g_d: Option<f64>,
 }
 
 impl PacedStart {
@@ -147,6 +149,7 @@ impl PacedStart {
             case: None,
             exit_gap: None,
             exit: "in-progress",
+            last_g_d: None,
         }
     }
 
@@ -243,6 +246,7 @@ impl PacedStart {
         let Some(g_d) = self.destination_gap() else {
             return self.give_up("no-estimate");
         };
+        self.last_g_d = Some(g_d);
         let next = self.train_len * 2;
         match node {
             Node::Pair => {
@@ -293,6 +297,15 @@ impl PacedStart {
 }
 
 impl StartupAlgorithm for PacedStart {
+    fn signals(&self, out: &mut Vec<f64>) {
+        out.push(self.trains as f64);
+        out.push(self.g_s);
+        out.push(self.last_g_d.unwrap_or(f64::NAN));
+        out.push(self.g_b.unwrap_or(f64::NAN));
+        out.push(self.case.map_or(f64::NAN, f64::from));
+        out.push(self.exit_gap.unwrap_or(f64::NAN));
+    }
+
     fn on_start(&mut self, view: &CcView) -> StartupAction {
         let len = self.first_train_len();
         self.train(view, Node::Pair, len, 0.0, 0)
@@ -367,6 +380,16 @@ pub const EPSILON: Param<f64> = Param::number("epsilon", "0.05", "gap tolerance:
 /// `rtt` of `startup = { algorithm = "paced-start", ... }`.
 pub const RTT: Param<&'static str> = Param::choice("rtt", &["min", "srtt"], "\"min\"", "RTT for cwnd = RTT/g: \"min\" = smallest sample of each train's first ACK, \"srtt\" = smoothed RTT");
 
+/// The variables Paced Start decides on (§7.4-7.5), in [`StartupAlgorithm::signals`]' order.
+pub const SIGNALS: &[super::Signal] = &[
+    super::Signal::new("trains", "-", "probe trains sent so far"),
+    super::Signal::new("g_s", "s", "the source gap of the train being sent"),
+    super::Signal::new("g_d", "s", "the destination gap of the last train whose ACKs are all in (queueing: g_d > g_s (1 + epsilon))"),
+    super::Signal::new("g_b", "s", "g_B: the packet pair's gap (the bottleneck's)"),
+    super::Signal::new("case", "-", "the decision tree's case (1 to 5) once decided"),
+    super::Signal::new("exit_gap", "s", "the gap the FILL train is paced at (the rate estimate)"),
+];
+
 /// The declaration of `paced-start` (its entry in `startup::DECLS`).
 pub const DECL: super::StartupDecl = super::StartupDecl {
     info: AlgorithmInfo {
@@ -389,7 +412,7 @@ pub const DECL: super::StartupDecl = super::StartupDecl {
     router_approval: false,
     sets_initial_window: false,
     on_ce: super::CeRule::ExitAsLoss,
-    signals: &[],
+    signals: SIGNALS,
 };
 
 #[cfg(test)]
