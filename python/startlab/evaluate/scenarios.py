@@ -16,7 +16,7 @@ The flows the contestant's startup runs on, per workload:
 * ``many``: N flows ``start-0..N-1`` of ``size`` each, all with the contestant's startup, starting
   within one RTT of each other.
 
-Every flow uses CUBIC congestion avoidance and SACK recovery; traces are off (the tables are what
+Every flow runs Linux's TCP (CUBIC, RACK-TLP with PRR, quick-ACKs; ECN where the path's queue marks); traces are off (the tables are what
 the evaluation reads).
 """
 
@@ -31,8 +31,13 @@ from .suite import PathSpec, Suite, Workload
 #: The contestant name of the incumbents-alone reference runs of ``join``.
 REFERENCE = "(incumbents alone)"
 
-#: The TCP of every flow: CUBIC after the startup, SACK recovery, per-packet ACKs.
-_TCP = {"congestion_avoidance": "cubic", "recovery": "sack"}
+#: The TCP of every flow, Linux's: CUBIC after the startup, RACK-TLP with PRR, quick-ACKs then
+#: delayed ACKs (40 ms timer); classic ECN on the paths that mark.
+_TCP = {"congestion_avoidance": "cubic", "recovery": "linux", "ack": "linux"}
+
+
+def _tcp(path: PathSpec) -> dict[str, Any]:
+    return {**_TCP, "ecn": path.ecn}
 
 
 def _seconds(x: float) -> str:
@@ -101,31 +106,31 @@ def build(suite: Suite, path: PathSpec, work: Workload, item: str, algorithm: st
     if work.kind == "transfer":
         size = work.options["sizes"][item]
         pairs = 1
-        flows = [{"name": "transfer", "size": f"{int(size)}B", "startup": _startup(algorithm), "tcp": dict(_TCP)}]
+        flows = [{"name": "transfer", "size": f"{int(size)}B", "startup": _startup(algorithm), "tcp": _tcp(path)}]
         # Enough time for a transfer at a tenth of the path's rate, plus 50 RTTs and 5 s of timeouts.
         duration = 10 * size * 8 / path.rate_bps + 50 * rtt + 5
     elif work.kind == "join":
         n = work.options["counts"][item]
         pairs = n + 1
         join, window = join_times(path, work)
-        flows = [{"name": "incumbent", "count": n, "startup": _startup(work.options["incumbent_startup"]), "tcp": dict(_TCP)}]
+        flows = [{"name": "incumbent", "count": n, "startup": _startup(work.options["incumbent_startup"]), "tcp": _tcp(path)}]
         if algorithm == REFERENCE:
             duration = join
         else:
-            flows.append({"name": "newcomer", "pair": n, "start": _seconds(join), "startup": _startup(algorithm), "tcp": dict(_TCP)})
+            flows.append({"name": "newcomer", "pair": n, "start": _seconds(join), "startup": _startup(algorithm), "tcp": _tcp(path)})
             duration = join + window
     elif work.kind == "web":
         pairs = 1
         opts = work.options
         app = {"kind": "request-response", "request": f"{int(opts['request'])}B", "response": opts["response"],
                "think": _seconds(opts["think"]), "count": opts["count"]}  # fmt: skip
-        flows = [{"name": "web", "app": app, "startup": _startup(algorithm), "tcp": dict(_TCP)}]
+        flows = [{"name": "web", "app": app, "startup": _startup(algorithm), "tcp": _tcp(path)}]
         duration = opts["count"] * (opts["think"] * 4 + 100 * rtt) + 10
     elif work.kind == "many":
         n = work.options["counts"][item]
         pairs = n
         size = work.options["size"]
-        flows = [{"name": "start", "count": n, "size": f"{int(size)}B", "start_jitter": _seconds(rtt), "startup": _startup(algorithm), "tcp": dict(_TCP)}]
+        flows = [{"name": "start", "count": n, "size": f"{int(size)}B", "start_jitter": _seconds(rtt), "startup": _startup(algorithm), "tcp": _tcp(path)}]
         duration = 10 * n * size * 8 / path.rate_bps + 50 * rtt + 5
     else:  # pragma: no cover - the suite's check refuses other kinds
         raise ValueError(work.kind)
