@@ -55,7 +55,8 @@ def evaluate_command(
     except SweepInterrupted as e:
         raise _Failure(str(e), 130) from e
     runs = doc["runs"]
-    click.echo(f"{runs['total']} runs ({runs['ok']} ok, {runs['failed']} failed) on {doc['backend']} in {doc['seconds']:.1f} s; "
+    click.echo(f"{runs['total']} runs ({runs['ok']} ok, {runs['failed']} failed; {doc['skipped']} already stored, {doc['ran']} run now) "
+               f"on {doc['backend']} in {doc['seconds']:.1f} s; "
                f"wrote {report_dir / 'index.html'} and {report_dir / 'evaluate.json'}", err=True)  # fmt: skip
     if as_json:
         click.echo(json.dumps(doc, default=str))
@@ -70,13 +71,13 @@ def evaluate_command(
     workloads = sorted({w for row in doc["scorecard"] for w in row["workloads"]})
     for w in workloads:
         table.add_column(w)
-    from .report import _effect
+    from .report import effect_text
 
     for row in doc["scorecard"]:
         cells = []
         for w in workloads:
             e = row["workloads"].get(w)
-            cells.append("–" if e is None else f"{_effect(e)}\n{e['verdict']} ({e['pairs']} pairs)")
+            cells.append("–" if e is None else f"{effect_text(e)}\n{e['verdict']} ({e['pairs']} pairs)")
         table.add_row(row["algorithm"], row["baseline"], *cells)
     stdout_console().print(table)
 
@@ -97,11 +98,11 @@ def generate_command(kind: str, mean_rate: str, duration: str, seed: int, out: P
     from ..cli import _Failure
     from ..sweep.file import RATE_UNITS, TIME_UNITS
     from . import traces
-    from .suite import SuiteError, _amount
+    from .suite import SuiteError, amount
 
     try:
-        rate = _amount(mean_rate, RATE_UNITS, "--mean-rate", positive=True)
-        seconds = _amount(duration, TIME_UNITS, "--duration", positive=True)
+        rate = amount(mean_rate, RATE_UNITS, "--mean-rate", positive=True)
+        seconds = amount(duration, TIME_UNITS, "--duration", positive=True)
         stamps = traces.generate(kind, rate, seconds, seed)
     except (SuiteError, ValueError) as e:
         raise _Failure(f"error: {e}", 2) from e

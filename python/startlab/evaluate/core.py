@@ -48,7 +48,8 @@ def evaluate(
     database = Path(db) if db is not None else out_dir / "evaluate.duckdb"
     done = run(chosen, contestants, database, jobs=jobs, dask=dask, progress=progress, log=log)
     meta = {"version": startlab.__version__, "command": command, "backend": done.backend, "seconds": round(done.seconds, 3),
-            "db": str(database.resolve()), "plugins": contestants.modules}  # fmt: skip
+            "db": str(database.resolve()), "plugins": contestants.modules,
+            "skipped": done.skipped, "ran": done.ran}  # fmt: skip
     return collect(chosen, contestants, database, out_dir, meta)
 
 

@@ -63,7 +63,7 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def _effect(e: dict[str, Any]) -> str:
+def effect_text(e: dict[str, Any]) -> str:
     """``x0.95 [0.93, 0.97]`` for a ratio, ``+1.2 [0.4, 2.0] % points`` for a difference."""
     if e["effect"] is None:
         return "–"
@@ -215,7 +215,7 @@ def _scorecard_html(doc: dict[str, Any]) -> str:
             if e is None:
                 cells.append("<td>–</td>")
                 continue
-            cells.append(f"<td>{html.escape(_effect(e))}<br>{_badge(e['verdict'])}<br><span class='meta'>{e['pairs']} pairs, {e['paths']} paths"
+            cells.append(f"<td>{html.escape(effect_text(e))}<br>{_badge(e['verdict'])}<br><span class='meta'>{e['pairs']} pairs, {e['paths']} paths"
                          + (f", {e['dropped']} left out" if e["dropped"] else "") + (f", {e['censored']} censored" if e["censored"] else "") + "</span></td>")  # fmt: skip
         regions = ", ".join(f"{n} {html.escape(v)}" for v, n in sorted(row["regions"].items()))
         rows.append(f"<tr class='contestant'><td><b>{html.escape(row['algorithm'])}</b></td><td>{html.escape(row['baseline'])}</td>{''.join(cells)}<td>{regions}</td></tr>")
@@ -232,10 +232,10 @@ def _regions_html(doc: dict[str, Any]) -> str:
             body = []
             for c in rows:
                 head, *rest = c["estimates"]
-                others = "; ".join(f"{html.escape(e['label'])} {html.escape(_effect(e))}" for e in rest)
+                others = "; ".join(f"{html.escape(e['label'])} {html.escape(effect_text(e))}" for e in rest)
                 cls = " style='font-weight:600'" if c["path_class"] == stats.ALL else ""
                 body.append(f"<tr{cls}><td>{html.escape(c['workload'])}</td><td>{html.escape(c['item'])}</td><td>{html.escape(c['path_class'])}</td>"
-                            f"<td class='num'>{html.escape(_effect(head))}</td><td>{_badge(c['verdict'])}</td><td class='num'>{head['pairs']} / {head['paths']}</td>"
+                            f"<td class='num'>{html.escape(effect_text(head))}</td><td>{_badge(c['verdict'])}</td><td class='num'>{head['pairs']} / {head['paths']}</td>"
                             f"<td class='meta'>{others}</td></tr>")  # fmt: skip
             parts.append(f"<details><summary><b>{html.escape(a)}</b> against <b>{html.escape(b)}</b> ({len(rows)} regions)</summary>"
                          "<table><tr><th>workload</th><th>item</th><th>paths</th><th>headline effect [95 % CI]</th><th>verdict</th>"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..sweep.file import Column, Limits, RunSpec, Sweep, derive_seed
+from ..sweep.file import Column, RunSpec, Sweep, derive_seed
 from .scenarios import REFERENCE, applies, build, trace_file
-from .suite import Suite
+from .suite import PathSpec, Suite, Workload
 
 #: The results columns of an evaluation run (beside the sweep's own: seed, status, error...).
 COLUMNS = ("algorithm", "path", "path_class", "workload", "item")
@@ -132,13 +133,24 @@ def seed_of(suite: Suite, path_id: str, workload: str, item: str, replicate: int
     return derive_seed(suite.seed, {"path": path_id, "workload": workload, "item": item}, replicate)
 
 
-def plan(suite: Suite, contestants: Contestants, trace_dir: Path) -> SuiteSweep:
+@dataclass(frozen=True)
+class Case:
+    """One run of an evaluation before its scenario is built."""
+
+    case: int  # the (path, workload item) it belongs to: the sweep's grid point
+    path: PathSpec
+    work: Workload
+    item: str
+    algorithm: str
+    replicate: int
+    seed: int
+
+
+def cases(suite: Suite, contestants: Contestants) -> Iterator[Case]:
     """Every run of the evaluation, in a stable order (paths, workloads, items, algorithms, seeds)."""
     everyone = list(dict.fromkeys(contestants.algorithms + contestants.baselines))
-    specs: list[RunSpec] = []
     case = 0
     for path in suite.paths():
-        trace = trace_file(path, trace_dir)
         for work in suite.workloads:
             if not applies(path, work):
                 continue
@@ -146,17 +158,27 @@ def plan(suite: Suite, contestants: Contestants, trace_dir: Path) -> SuiteSweep:
                 names = everyone + ([REFERENCE] if work.kind == "join" else [])
                 for algorithm in names:
                     for replicate in range(suite.seeds):
-                        seed = seed_of(suite, path.id, work.kind, item, replicate)
-                        scenario = build(suite, path, work, item, algorithm, seed, trace, contestants.modules)
-                        values = {"algorithm": algorithm, "path": path.id, "path_class": path.path_class, "workload": work.kind, "item": item}
-                        specs.append(RunSpec(case, replicate, seed, values, scenario))
+                        yield Case(case, path, work, item, algorithm, replicate, seed_of(suite, path.id, work.kind, item, replicate))
                 case += 1
+
+
+def plan(suite: Suite, contestants: Contestants, trace_dir: Path) -> SuiteSweep:
+    """The evaluation as a sweep: every run with its scenario (generated traces are written to
+    ``trace_dir``)."""
+    specs: list[RunSpec] = []
+    files: dict[str, str | None] = {}
+    for c in cases(suite, contestants):
+        if c.path.id not in files:
+            files[c.path.id] = trace_file(c.path, trace_dir)
+        scenario = build(suite, c.path, c.work, c.item, c.algorithm, c.seed, files[c.path.id], contestants.modules)
+        values = {"algorithm": c.algorithm, "path": c.path.id, "path_class": c.path.path_class, "workload": c.work.kind, "item": c.item}
+        specs.append(RunSpec(c.case, c.replicate, c.seed, values, scenario))
     columns = [Column(name, (), (), "evaluate", None, "VARCHAR") for name in COLUMNS]
     source = json.dumps({"suite": suite.identity, "file": suite.file, "text": suite.text,
                          "algorithms": contestants.algorithms, "baselines": contestants.baselines, "plugins": contestants.modules})  # fmt: skip
     sweep = SuiteSweep(
         name=f"evaluate-{suite.name}", seed=suite.seed, replicates=suite.seeds, base={}, base_dir=contestants.base_dir, axes=[],
-        limits=Limits(max_wall=suite.max_wall), traces=False, dask=None, source=source, specs=specs,
+        limits=suite.limits, traces=False, dask=None, source=source, specs=specs,
     )  # fmt: skip
     sweep.columns = columns
     return sweep

@@ -10,6 +10,7 @@ A suite file::
     seeds = 2                      # runs per path and workload item, each with its own seed
     baselines = ["slow-start", "hystart-linux", "hystart++", "search", "bbr-startup"]
     max_duration = "300s"          # no run simulates longer (a transfer not done by then is censored)
+    limits = { max_wall = "10min", max_memory = "2GiB" }   # per-run guards (docs/SWEEPS.md)
 
     [[paths]]                      # one class of paths (a region of the report)
     class = "wired"
@@ -39,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,7 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from ..sweep.file import RATE_UNITS, SIZE_UNITS, TIME_UNITS, _QUANTITY
+from ..sweep.file import RATE_UNITS, SIZE_UNITS, TIME_UNITS, Limits, SweepError, parse_limits
+
+#: A number with a unit: "10Mbps", "0.5ms", "362pkt".
+_QUANTITY = re.compile(r"^\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z%]*)\s*$")
 
 #: The directory of the suites that ship with startlab.
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -140,7 +145,7 @@ class Suite:
     text: str
     file: str
     base_dir: Path
-    max_wall: float | None = None
+    limits: Limits = field(default_factory=Limits)  # per-run guards, as a sweep's (docs/SWEEPS.md)
     _paths: list[PathSpec] | None = field(default=None, repr=False)
 
     @property
@@ -195,14 +200,15 @@ def parse(text: str, *, file: str = "<suite>", base_dir: Path | None = None) -> 
     baselines = head.get("baselines", [])
     if not isinstance(baselines, list) or not baselines or not all(isinstance(b, str) and b for b in baselines):
         raise SuiteError(f"suite.baselines = {baselines!r}: expected a non-empty list of algorithm names")
-    max_duration = _amount(head.get("max_duration", "600s"), TIME_UNITS, "suite.max_duration", positive=True)
-    max_wall = None
+    max_duration = amount(head.get("max_duration", "600s"), TIME_UNITS, "suite.max_duration", positive=True)
+    limits = Limits()
     if "limits" in head:
-        limits = head["limits"]
-        if not isinstance(limits, dict):
-            raise SuiteError("suite.limits: expected a table such as { max_wall = \"120s\" }")
-        _only(limits, {"max_wall"}, "suite.limits")
-        max_wall = _amount(limits.get("max_wall"), {**TIME_UNITS, "h": 3600.0}, "suite.limits.max_wall", positive=True)
+        if not isinstance(head["limits"], dict):
+            raise SuiteError("suite.limits: expected a table such as { max_wall = \"10min\", max_memory = \"2GiB\" }")
+        try:
+            limits = parse_limits(head["limits"], "suite.limits")
+        except SweepError as e:
+            raise SuiteError(str(e)) from None
     raw_paths = doc.get("paths")
     if not isinstance(raw_paths, list) or not raw_paths:
         raise SuiteError("paths: required, a list of [[paths]] tables (path classes)")
@@ -225,7 +231,7 @@ def parse(text: str, *, file: str = "<suite>", base_dir: Path | None = None) -> 
     suite = Suite(
         name=name, version=version, seed=seed, seeds=seeds, baselines=list(baselines), description=str(head.get("description", "")),
         max_duration=max_duration, path_classes=classes, workloads=workloads, text=text, file=file,
-        base_dir=base_dir or Path.cwd(), max_wall=max_wall,
+        base_dir=base_dir or Path.cwd(), limits=limits,
     )  # fmt: skip
     # Draw now: a range that cannot be sampled is refused before anything runs.
     suite.paths()
@@ -252,7 +258,7 @@ def _text(table: Mapping[str, Any], key: str, where: str, required: bool = False
     return value.strip()
 
 
-def _amount(value: Any, units: Mapping[str, float], where: str, positive: bool = False) -> float:
+def amount(value: Any, units: Mapping[str, float], where: str, positive: bool = False) -> float:
     """A number with one of ``units`` ("10Mbps", "20ms"), in the base unit; 0 allowed unless ``positive``."""
     if isinstance(value, str) and (m := _QUANTITY.match(value)) and m.group(2).lower() in units:
         number = float(m.group(1).replace("_", "")) * units[m.group(2).lower()]
@@ -272,12 +278,12 @@ def _number(value: Any, where: str, low: float, high: float) -> float:
 #: How each path field is read: a function (value, where) -> number or text.
 def _field_reader(name: str) -> Any:
     return {
-        "rate": lambda v, w: _amount(v, RATE_UNITS, w, positive=True),
-        "rtt": lambda v, w: _amount(v, TIME_UNITS, w, positive=True),
+        "rate": lambda v, w: amount(v, RATE_UNITS, w, positive=True),
+        "rtt": lambda v, w: amount(v, TIME_UNITS, w, positive=True),
         "buffer": lambda v, w: _number(v, w, 1e-3, 1e3),
         "loss": lambda v, w: _number(v, w, 0.0, 0.5),
-        "jitter": lambda v, w: _amount(v, TIME_UNITS, w),
-        "ack_aggregation": lambda v, w: _amount(v, TIME_UNITS, w),
+        "jitter": lambda v, w: amount(v, TIME_UNITS, w),
+        "ack_aggregation": lambda v, w: amount(v, TIME_UNITS, w),
         "queue": _queue,
         "ecn": _flag,
     }[name]
@@ -415,7 +421,7 @@ def _workload(table: Any, where: str) -> Workload:
         sizes = table.get("sizes")
         if not isinstance(sizes, list) or not sizes:
             raise SuiteError(f"{where}.sizes: required, a list of sizes such as [\"10KB\", \"1MB\"] (one bucket each)")
-        values = [_amount(s, SIZE_UNITS, f"{where}.sizes[{j}]", positive=True) for j, s in enumerate(sizes)]
+        values = [amount(s, SIZE_UNITS, f"{where}.sizes[{j}]", positive=True) for j, s in enumerate(sizes)]
         if len(set(values)) != len(values):
             raise SuiteError(f"{where}.sizes: a size is repeated")
         opts["sizes"] = dict(zip((str(s) for s in sizes), values))
@@ -429,9 +435,9 @@ def _workload(table: Any, where: str) -> Workload:
             raise SuiteError(f"{where}.incumbent_startup: expected an algorithm name")
         opts["join_after_rtts"] = _number(table.get("join_after_rtts", 30), f"{where}.join_after_rtts", 1, 10_000)
         opts["window_rtts"] = _number(table.get("window_rtts", 20), f"{where}.window_rtts", 1, 10_000)
-        opts["min_join"] = _amount(table.get("min_join", "1s"), TIME_UNITS, f"{where}.min_join")
-        opts["min_window"] = _amount(table.get("min_window", "2s"), TIME_UNITS, f"{where}.min_window", positive=True)
-        opts["max_rate"] = _amount(table.get("max_rate", "10Gbps"), RATE_UNITS, f"{where}.max_rate", positive=True)
+        opts["min_join"] = amount(table.get("min_join", "1s"), TIME_UNITS, f"{where}.min_join")
+        opts["min_window"] = amount(table.get("min_window", "2s"), TIME_UNITS, f"{where}.min_window", positive=True)
+        opts["max_rate"] = amount(table.get("max_rate", "10Gbps"), RATE_UNITS, f"{where}.max_rate", positive=True)
         items = tuple(f"{c} incumbent{'s' if c > 1 else ''}" for c in counts)
         opts["counts"] = dict(zip(items, counts))
     elif kind == "web":
@@ -441,15 +447,15 @@ def _workload(table: Any, where: str) -> Workload:
         count = table.get("count", 20)
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
             raise SuiteError(f"{where}.count = {count!r}: expected the exchanges per connection, 1 to 10000")
-        opts.update(response=response, count=count, think=_amount(table.get("think", "500ms"), TIME_UNITS, f"{where}.think", positive=True),
-                    request=_amount(table.get("request", "300B"), SIZE_UNITS, f"{where}.request", positive=True))  # fmt: skip
+        opts.update(response=response, count=count, think=amount(table.get("think", "500ms"), TIME_UNITS, f"{where}.think", positive=True),
+                    request=amount(table.get("request", "300B"), SIZE_UNITS, f"{where}.request", positive=True))  # fmt: skip
         items = ("web",)
     else:  # many
         counts = table.get("flows", [10])
         if not isinstance(counts, list) or not counts or not all(isinstance(c, int) and not isinstance(c, bool) and 2 <= c <= 1000 for c in counts):
             raise SuiteError(f"{where}.flows = {counts!r}: expected a list of flow counts, each 2 to 1000")
-        opts["size"] = _amount(table.get("size", "1MB"), SIZE_UNITS, f"{where}.size", positive=True)
-        opts["max_rate"] = _amount(table.get("max_rate", "10Gbps"), RATE_UNITS, f"{where}.max_rate", positive=True)
+        opts["size"] = amount(table.get("size", "1MB"), SIZE_UNITS, f"{where}.size", positive=True)
+        opts["max_rate"] = amount(table.get("max_rate", "10Gbps"), RATE_UNITS, f"{where}.max_rate", positive=True)
         items = tuple(f"{c} flows" for c in counts)
         opts["counts"] = dict(zip(items, counts))
     return Workload(str(kind), items, opts, source)
