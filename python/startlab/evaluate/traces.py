@@ -16,8 +16,8 @@ The generators are simple stochastic models, not measurements. What each one pro
   seconds with short outages; the parameters are ours, round numbers, stated here.
 * ``wifi``: the medium grants the link a transmission opportunity every 2-8 ms (uniform), and
   each opportunity carries an aggregate of packets (A-MPDU-like) whose expected size keeps the mean
-  rate; the aggregates' sizes are Poisson. Delivery is bursty on a millisecond scale and steady over
-  a second, as on a contended 802.11n/ac link.
+  rate; the aggregates' sizes are Poisson (an empty one makes a longer gap). Delivery is bursty
+  on a millisecond scale and steady over a second, as on a contended 802.11n/ac link.
 
 :func:`trace_stats` measures what a file holds: the mean rate, the coefficient of variation of the
 rate over 100 ms windows, the share of 100 ms windows with no delivery and the longest gap.
