@@ -3,13 +3,14 @@ runs, and write the report and the JSON from what the database holds."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import report, stats
-from .scenarios import REFERENCE
+from .scenarios import REFERENCE, build, trace_file
 from .run import Contestants, EvaluateError, resolve, run
 from .suite import Suite, SuiteError, load
 
@@ -70,8 +71,22 @@ def collect(suite: Suite, contestants: Contestants, db: Path, out: Path, meta: d
     doc = report.build(suite, contestants.algorithms, contestants.baselines, metrics, meta)
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out, doc)
-    report.write_html(out, doc, suite, metrics)
+    wanted = {w[k] for w in doc["worst"] for k in ("key", "key_baseline")}
+    report.write_html(out, doc, suite, metrics, _scenarios(suite, contestants, metrics[metrics["key"].isin(wanted)], db.parent / "traces"))
     return doc
+
+
+def _scenarios(suite: Suite, contestants: Contestants, rows: Any, trace_dir: Path) -> dict[str, str]:
+    """The scenario files (JSON text) of some runs, built again as they were run: the report lets
+    a reader download them and run them with ``startlab run``."""
+    paths = {p.id: p for p in suite.paths()}
+    works = {w.kind: w for w in suite.workloads}
+    out = {}
+    for r in rows.itertuples(index=False):
+        path = paths[r.path]
+        scenario = build(suite, path, works[r.workload], r.item, r.algorithm, int(r.seed), trace_file(path, trace_dir), contestants.modules)
+        out[r.key] = json.dumps(scenario, indent=1)
+    return out
 
 
 def _empty() -> Any:

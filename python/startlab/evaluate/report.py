@@ -278,9 +278,9 @@ def _failures_html(doc: dict[str, Any]) -> str:
     return f"<p>{len(doc['failures'])} runs failed; they are left out of every comparison (pairs counted as left out).</p><table><tr><th>algorithm</th><th>path</th><th>workload</th><th>seed</th><th>error</th></tr>{rows}</table>{more}"
 
 
-def write_html(out: Path, doc: dict[str, Any], suite: Suite, metrics: pd.DataFrame) -> Path:
-    """Write ``out/index.html``: scorecard, Pareto plots, regions, worst paths, failures, suite."""
-    scenarios = dict(zip(metrics["key"], metrics["scenario"])) if "scenario" in metrics else {}
+def write_html(out: Path, doc: dict[str, Any], suite: Suite, metrics: pd.DataFrame, scenarios: dict[str, str]) -> Path:
+    """Write ``out/index.html``: scorecard, Pareto plots, regions, worst paths (``scenarios``: run
+    key -> its scenario file's text, to download), failures, the suite."""
     figures = _pareto(doc, metrics[metrics["algorithm"] != REFERENCE], suite.seed)
     ident = doc["suite"]
     runs = doc["runs"]
