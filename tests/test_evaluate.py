@@ -318,6 +318,16 @@ def test_a_plugin_that_fails_on_some_paths_gives_failed_rows_and_the_rest_goes_o
     assert "flaky-start cannot handle long paths" in page and f"{len(failures)} runs failed" in page
 
 
+def test_a_plugin_that_fails_everywhere_gives_a_report_of_failures_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "broken_start.py").write_text(FLAKY.replace("flaky-start", "broken-start").replace("view.min_rtt > 0.05", "True"), encoding="utf-8")
+    done = cli("evaluate", "broken_start:FlakyStart", "--suite", str(tiny(tmp_path)), "--report", str(tmp_path / "r"), "-j", "2", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["runs"]["failed"] == doc["runs"]["by_algorithm"]["broken-start"] == len(doc["failures"]) > 0
+    assert set(verdicts(doc)) == {stats.FEW}
+    assert (tmp_path / "r" / "index.html").is_file()
+
+
 # --- determinism, resumability, Dask -------------------------------------------------------------
 
 

@@ -244,6 +244,9 @@ def verdict(metric: Metric, low: float, high: float, paths: int) -> str:
 def compare(a: pd.DataFrame, b: pd.DataFrame, metric: Metric, seed_parts: tuple[Any, ...]) -> Estimate:
     """Contestant rows ``a`` against baseline rows ``b`` (the same region) on ``metric``."""
     on = ["path", "item", "replicate"]
+    if metric.name not in a or metric.name not in b:  # no successful run measured it
+        dropped = len(a.merge(b, on=on))
+        return Estimate(metric.name, metric.label, metric.kind, metric.unit, math.nan, math.nan, math.nan, 0, 0, dropped, 0, FEW)
     cols = on + [metric.name] + (["censored"] if "censored" in a else [])
     left = a[[c for c in cols if c in a]]
     right = b[[c for c in cols if c in b]]
