@@ -3,7 +3,7 @@ started as users start one (a ``dask scheduler`` process and a ``dask worker`` p
 single-threaded worker processes), on a sample of the full suite; checks that both give the same
 stored tables; reports the workers' peak memory. docs/PERFORMANCE.md#evaluation-suites.
 
-    python bench/evaluate_dask.py [--paths 6] [--workers 2]
+    python bench/evaluate_dask.py [--paths 6] [--workers 2] [--repeat 2]
 
 The sample: the full suite's file with each drawn class cut to its first ``--paths`` paths (the
 same paths the full suite draws first: each class draws from its own stream), one seed, one
@@ -35,11 +35,16 @@ def sample(paths: int) -> str:
     return text.replace("seeds = 3", "seeds = 1")
 
 
+#: What identifies a run across two report directories (a run's key and resolved scenario name
+#: its generated trace by absolute path, which differs between them).
+_RUN = "algorithm, path, workload, item, replicate"
+
+
 def tables(db: Path) -> tuple[object, object]:
     con = connect_db(db, read_only=True)
     try:
-        return (con.execute("SELECT * EXCLUDE (wall_s, finished_at) FROM runs ORDER BY key").df(),
-                con.execute("SELECT * FROM flows ORDER BY key, flow").df())  # fmt: skip
+        return (con.execute(f"SELECT * EXCLUDE (key, scenario, wall_s, finished_at) FROM runs ORDER BY {_RUN}").df(),
+                con.execute(f"SELECT {_RUN}, f.* EXCLUDE (key) FROM flows f JOIN runs USING (key) ORDER BY {_RUN}, flow").df())  # fmt: skip
     finally:
         con.close()
 
@@ -72,17 +77,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", type=int, default=6, help="paths per drawn class of the full suite")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2, help="rounds of local then Dask")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         suite_file = tmp / "full-sample.toml"
         suite_file.write_text(sample(args.paths), encoding="utf-8")
-        started = time.perf_counter()
-        local = core.evaluate(["search"], suite_file, out=tmp / "local", jobs=args.workers, progress=False)
-        local_s = time.perf_counter() - started
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
         address = f"tcp://127.0.0.1:{port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
         dask = str(Path(sys.executable).parent / "dask")
@@ -90,6 +93,7 @@ def main() -> None:
         children = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], **quiet)]  # type: ignore[call-overload]
         children.append(subprocess.Popen([dask, "worker", address, "--nworkers", str(args.workers), "--nthreads", "1", "--no-dashboard",
                                           "--local-directory", str(tmp / "dask")], **quiet))  # type: ignore[call-overload]  # fmt: skip
+        measured: list[tuple[str, float, dict]] = []
         try:
             from distributed import Client
 
@@ -100,19 +104,22 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.5)
-            started = time.perf_counter()
-            remote = core.evaluate(["search"], suite_file, out=tmp / "dask", dask=address, progress=False)
-            remote_s = time.perf_counter() - started
+            # Alternate the backends: this VM's load from other jobs varies by the minute.
+            for round_ in range(args.repeat):
+                for name, where in (("local -j", {"jobs": args.workers}), ("dask", {"dask": address})):
+                    started = time.perf_counter()
+                    doc = core.evaluate(["search"], suite_file, out=tmp / f"{name.split()[0]}-{round_}", progress=False, **where)
+                    measured.append((name, time.perf_counter() - started, doc))
             peak = peak_rss_mib(children[1].pid)
         finally:
             for child in children:
                 os.killpg(child.pid, signal.SIGTERM)
             for child in children:
                 child.wait(timeout=30)
-        runs = local["runs"]["total"]
-        same = all(a.equals(b) for a, b in zip(tables(tmp / "local" / "evaluate.duckdb"), tables(tmp / "dask" / "evaluate.duckdb")))
+        runs = measured[0][2]["runs"]["total"]
+        same = all(a.equals(b) for a, b in zip(tables(tmp / "local-0" / "evaluate.duckdb"), tables(tmp / "dask-0" / "evaluate.duckdb")))
         print(f"{runs} runs ({args.paths} paths per drawn class of the full suite, 1 seed, search + 5 baselines)")
-        for name, seconds, doc in (("local -j", local_s, local), ("dask", remote_s, remote)):
+        for name, seconds, doc in measured:
             per_min = 60 * doc["ran"] / doc["seconds"]
             print(f"{name:8} {args.workers} workers: {seconds:6.1f} s in all, runs {doc['seconds']:.1f} s: {per_min:.0f} runs/min, {per_min / args.workers:.0f} per worker")
         print(f"identical tables: {same}; Dask workers' peak resident memory: {peak:.0f} MiB")
