@@ -284,6 +284,18 @@ def test_bad_input_gives_one_line_and_exit_code_2(tmp_path: Path, args: list[str
     assert done.stderr.startswith(message) and "Traceback" not in done.stderr
 
 
+def test_a_name_registered_by_a_plugin_module_is_the_same_contestant_as_module_class(tmp_path: Path) -> None:
+    suite_file = str(tiny(tmp_path))
+    first = cli("evaluate", "frozen_start:FrozenStart", "--suite", suite_file, "--report", str(tmp_path / "r"), "-j", "2", "--json", cwd=PLUGINS)
+    again = cli("evaluate", "frozen-start", "--plugin", "frozen_start", "--suite", suite_file, "--report", str(tmp_path / "r"), "-j", "2", "--json", cwd=PLUGINS)
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    a, b = json.loads(first.stdout), json.loads(again.stdout)
+    assert a["algorithms"] == b["algorithms"] == ["frozen-start"] and b["plugins"] == ["frozen_start"]
+    assert b["ran"] == 0 and b["skipped"] == a["runs"]["total"], "the same scenarios: every run is already stored"
+    assert a["comparisons"] == b["comparisons"]
+    assert all(row["workloads"]["transfer"]["verdict"] == stats.WORSE for row in a["scorecard"])
+
+
 FLAKY = '''
 import startlab
 from startlab import Action
