@@ -723,6 +723,13 @@ _LAZY_COMMANDS = (
     ),
 )
 _LAZY_COMMANDS += (
+    (
+        "evaluate",
+        "startlab.evaluate.cli:evaluate_command",
+        "Evaluate startup algorithms on a suite of paths and workloads against baselines: verdicts\n"
+        "with confidence intervals, the harm to other flows, an HTML report (docs/EVALUATE.md).",
+    ),
+    ("traces", "startlab.evaluate.cli:traces_command", "Mahimahi link traces: generate cellular-like or Wi-Fi-like ones, or measure a file."),
     ("reproduce", "startlab.reproduce.cli:reproduce_command", "Reproduce the papers' results: startlab reproduce --list | NAME | --all --report DIR."),
 )
 for _name, _target, _help in _LAZY_COMMANDS:
