@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -112,6 +113,30 @@ def test_the_router_applies_the_bottleneck_and_logs_every_drop() -> None:
     for d in (fwd, rev):
         assert d["forwarded"] > 0 and 0 < d["lateness_mean_s"] <= d["lateness_worst_s"]
     assert report["late"] == (max(fwd["lateness_worst_s"], rev["lateness_worst_s"]) > 1e-3)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark (Debian package tshark, which .ci/run installs) is not on PATH")
+def test_the_router_captures_every_frame_it_forwards(tmp_path: Path) -> None:
+    with testbed.Testbed("cap") as tb:
+        tb.start_router(PATH_20, pcap=tmp_path)
+        got = tb.transfer(2_000_000, "cubic")
+        report = tb.stop_router()
+    assert got["bytes"] == 2_000_000
+    fwd, rev = report["forward"], report["reverse"]
+    assert fwd["capture_error"] is None and rev["capture_error"] is None
+    assert Path(fwd["capture_file"]).name == "bottleneck-forward.pcapng"
+    assert fwd["captured"] == fwd["forwarded"] > 1000 and rev["captured"] == rev["forwarded"] > 0
+    fields = subprocess.run(
+        ["tshark", "-n", "-r", fwd["capture_file"], "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.len", "-e", "_ws.malformed"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert len(fields) == fwd["captured"]
+    times = [float(line.split("\t")[0]) for line in fields]
+    assert times == sorted(times) and times[-1] <= report["duration_s"] + 0.1, "release times since the router started"
+    assert not any(line.split("\t")[2] for line in fields), "no malformed frame"
+    payload = sum(int(line.split("\t")[1] or 0) for line in fields)
+    # Every byte once, plus what slow start's overflow made the sender send again.
+    assert payload >= 2_000_000 and payload - 2_000_000 < 1448 * (fwd["drops"] + 5)
 
 
 @pytest.mark.parametrize("kind", ["codel", "fq-codel", "pie"])

@@ -34,7 +34,8 @@ def testbed_status() -> None:
 @testbed_group.command("up")
 @click.argument("scenario", metavar="SCENARIO")
 @click.option("--tag", default="up", show_default=True, help="Tells testbeds apart in the namespace names (1-8 of a-z, 0-9).")
-def testbed_up(scenario: str, tag: str) -> None:
+@click.option("--pcap", type=click.Path(file_okay=False, path_type=Path), help="The router writes every frame it forwards to capture files here (docs/PCAP.md).")
+def testbed_up(scenario: str, tag: str, pcap: Path | None) -> None:
     """Build the namespaces and run the router with SCENARIO's bottleneck until `startlab testbed
     down`; prints the namespaces to run programs in (ip netns exec NAME ...)."""
     import subprocess
@@ -43,7 +44,7 @@ def testbed_up(scenario: str, tag: str) -> None:
     with _naming(scenario):
         startlab.validate(path)
     holder = subprocess.Popen(
-        [sys.executable, "-m", "startlab.real.testbed", "_hold", str(path.resolve()), tag],
+        [sys.executable, "-m", "startlab.real.testbed", "_hold", str(path.resolve()), tag, *([str(pcap.resolve())] if pcap else [])],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
     )  # fmt: skip
     line = holder.stdout.readline().strip() if holder.stdout else ""

@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 use serde::Deserialize;
-use startlab_router::{Link, RouterSetup};
+use startlab_router::{CaptureSetup, Link, RouterSetup};
 use startlab_units::Dur;
 
 /// What python/startlab/real/router.py passes, as JSON.
@@ -16,6 +16,10 @@ struct Setup {
     local_ips: Vec<String>,
     stop_on_stdin_eof: bool,
     max_seconds: Option<f64>,
+    /// Capture the forwarded frames here (the scenario's `[trace.pcap]` gives format and snap
+    /// length).
+    #[serde(default)]
+    pcap_dir: Option<String>,
 }
 
 fn mac(what: &str, text: &str) -> PyResult<[u8; 6]> {
@@ -53,6 +57,10 @@ pub fn router_run(py: Python<'_>, scenario: &str, format: &str, base: Option<&st
         stop_on_stdin_eof: raw.stop_on_stdin_eof,
         max_duration: raw.max_seconds.map(|s| Dur((s * 1e9) as u64)),
         ready: Some(print_ready),
+        capture: raw.pcap_dir.map(|dir| {
+            let (format, snaplen) = s.trace.pcap.as_ref().map_or((startlab_scenario::PcapFormat::Pcapng, startlab_scenario::PcapSpec::DEFAULT_SNAPLEN), |p| (p.format, p.snaplen));
+            CaptureSetup { dir: dir.into(), format, snaplen }
+        }),
     };
     let report = py.detach(|| startlab_router::run(plan, &setup)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| crate::errors::SimulationError::new_err(e.to_string()))

@@ -25,7 +25,7 @@ mod plan;
 mod run;
 
 pub use plan::{plan, PathSummary, Plan};
-pub use run::{run, DirectionReport, DropRecord, Link, RouterError, RouterReport, RouterSetup};
+pub use run::{run, CaptureSetup, DirectionReport, DropRecord, Link, RouterError, RouterReport, RouterSetup};
 
 /// Releases later than this are "late": the path was not emulated faithfully then.
 pub const LATE_LIMIT: startlab_units::Dur = startlab_units::Dur(1_000_000);

@@ -7,6 +7,7 @@ use pnet_datalink::{Channel as Datalink, Config, DataLinkReceiver, DataLinkSende
 use serde::Serialize;
 use startlab_sim::aqm::{DropCause, Ecn};
 use startlab_sim::net::{Channel, Offer};
+use startlab_sim::pcap::{CaptureFile, DataLink};
 use startlab_units::{Dur, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,6 +43,21 @@ pub struct RouterSetup {
     pub max_duration: Option<Dur>,
     /// Called once the sockets are open and the threads run (the caller prints "ready").
     pub ready: Option<fn()>,
+    /// Write every forwarded frame of each direction to a capture file (`None`: no capture).
+    pub capture: Option<CaptureSetup>,
+}
+
+/// Where and how the router captures: `bottleneck-forward` (the data direction) and
+/// `bottleneck-reverse` in `dir`, Ethernet frames as they leave, timestamped at their release
+/// (nanoseconds since the router started), the same names as the simulator's `[trace.pcap]`.
+#[derive(Clone, Debug)]
+pub struct CaptureSetup {
+    /// The directory (created if missing).
+    pub dir: std::path::PathBuf,
+    /// pcapng or pcap.
+    pub format: startlab_scenario::PcapFormat,
+    /// Bytes kept of each frame.
+    pub snaplen: u32,
 }
 
 /// A failure to start the router.
@@ -121,6 +137,12 @@ pub struct DirectionReport {
     pub send_errors: u64,
     /// Every drop, in time order.
     pub drop_log: Vec<DropRecord>,
+    /// The capture file of this direction's forwarded frames, if the router captured.
+    pub capture_file: Option<String>,
+    /// Frames in it.
+    pub captured: u64,
+    /// Why the capture stopped early, if it did.
+    pub capture_error: Option<String>,
 }
 
 /// What a router run did.
@@ -414,7 +436,7 @@ fn log_drop(r: &mut DirectionReport, now: Time, mono: u64, info: &Ipv4Info, reas
 }
 
 /// Sends each filed frame at its release time out of `tx`, addressed to `next_hop`.
-fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6], next_hop: [u8; 6], stop: &AtomicBool) {
+fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6], next_hop: [u8; 6], stop: &AtomicBool, mut capture: Option<CaptureFile>) {
     // Wake-ups as close to the release as the kernel allows (the default slack is 50 µs).
     let _ = nix::sys::prctl::set_timerslack(1_000);
     let mut out: Vec<u8> = Vec::with_capacity(1600);
@@ -422,6 +444,12 @@ fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6],
     loop {
         if stop.load(Ordering::Relaxed) {
             guard.report.pending_at_stop = guard.heap.len() as u64;
+            if let Some(mut c) = capture.take() {
+                match c.finish() {
+                    Ok((path, n)) => (guard.report.capture_file, guard.report.captured) = (Some(path.display().to_string()), n),
+                    Err(e) => guard.report.capture_error = Some(e),
+                }
+            }
             return;
         }
         // A discipline's periodic updates (PIE, DualPI2) that came due while the queue was idle.
@@ -472,11 +500,20 @@ fn writer(dir: &Direction, mut tx: Box<dyn DataLinkSender>, egress_mac: [u8; 6],
         out[6..12].copy_from_slice(&egress_mac);
         let alive = rewrite_ip(&mut out[ETH..], mark);
         let sent = if alive { tx.send_to(&out, None) } else { None };
+        let capture_failed = match (alive, capture.as_mut()) {
+            (true, Some(c)) => c.write(release.as_nanos(), out.len() as u32, &out).err(),
+            _ => None,
+        };
         let done = Time(mono_ns().saturating_sub(dir.t0));
         guard = dir.lock();
         let s = &mut *guard;
         std::mem::swap(&mut out, &mut s.frames[slot as usize]);
         s.free.push(slot);
+        if let Some(e) = capture_failed {
+            // The capture stops; forwarding goes on.
+            s.report.capture_error = Some(e);
+            capture = None;
+        }
         if !alive {
             if let Some(info) = parse(&s.frames[slot as usize]) {
                 log_drop(&mut s.report, release, release.as_nanos() + dir.t0, &info, "ttl");
@@ -526,6 +563,19 @@ pub fn run(plan: Plan, setup: &RouterSetup) -> Result<RouterReport, RouterError>
         extra,
         t0,
     };
+    let mut captures = [None, None];
+    if let Some(c) = &setup.capture {
+        std::fs::create_dir_all(&c.dir).map_err(|e| RouterError(format!("cannot create the capture directory {}: {e}", c.dir.display())))?;
+        let ext = match c.format {
+            startlab_scenario::PcapFormat::Pcapng => "pcapng",
+            startlab_scenario::PcapFormat::Pcap => "pcap",
+        };
+        for (slot, name) in captures.iter_mut().zip(["bottleneck-forward", "bottleneck-reverse"]) {
+            let path = c.dir.join(format!("{name}.{ext}"));
+            *slot = Some(CaptureFile::create(&path, c.format, DataLink::ETHERNET, c.snaplen, name).map_err(RouterError)?);
+        }
+    }
+    let [fwd_capture, rev_capture] = captures;
     let summary = plan.summary.clone();
     let forward = direction(plan.forward, plan.extra_forward);
     let reverse = direction(plan.reverse, plan.extra_reverse);
@@ -545,8 +595,8 @@ pub fn run(plan: Plan, setup: &RouterSetup) -> Result<RouterReport, RouterError>
         let stop_ref = &*stop;
         scope.spawn(|| reader(&forward, fwd_rx, sender_mac, local, stop_ref));
         scope.spawn(|| reader(&reverse, rev_rx, receiver_mac, local, stop_ref));
-        scope.spawn(|| writer(&forward, fwd_tx, receiver_mac, setup.receiver_side.peer_mac, stop_ref));
-        scope.spawn(|| writer(&reverse, rev_tx, sender_mac, setup.sender_side.peer_mac, stop_ref));
+        scope.spawn(|| writer(&forward, fwd_tx, receiver_mac, setup.receiver_side.peer_mac, stop_ref, fwd_capture));
+        scope.spawn(|| writer(&reverse, rev_tx, sender_mac, setup.sender_side.peer_mac, stop_ref, rev_capture));
         if let Some(ready) = setup.ready {
             ready();
         }

@@ -28,7 +28,8 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
-use pcap_file::{DataLink, TsResolution};
+pub use pcap_file::DataLink;
+use pcap_file::TsResolution;
 use startlab_quic::sender::Transmit;
 use startlab_quic::Space;
 use startlab_scenario::{PcapFormat, PcapSpec};
@@ -350,11 +351,73 @@ enum Writer {
     Legacy(PcapWriter<BufWriter<File>>),
 }
 
-/// One capture file: one link direction.
-struct CaptureFile {
+/// One capture file (pcapng with one interface, or pcap), written as packets come: what the
+/// simulator's `[trace.pcap]` writes per link direction and the testbed's router per direction.
+pub struct CaptureFile {
     path: PathBuf,
     writer: Option<Writer>,
+    snaplen: u32,
     packets: u64,
+}
+
+impl CaptureFile {
+    /// Creates `path` for packets of `linktype` (`DataLink::RAW`: IPv4 packets;
+    /// `DataLink::ETHERNET`: frames), keeping at most `snaplen` bytes of each; `interface` names
+    /// the pcapng interface. Nanosecond timestamps in both formats.
+    pub fn create(path: &Path, format: PcapFormat, linktype: DataLink, snaplen: u32, interface: &str) -> Result<CaptureFile, String> {
+        let file = File::create(path).map_err(|e| format!("cannot create capture file {}: {e}", path.display()))?;
+        let w = BufWriter::with_capacity(1 << 16, file);
+        let writer = match format {
+            PcapFormat::Pcapng => {
+                let mut w = PcapNgWriter::new(w).map_err(|e| format!("{}: {e}", path.display()))?;
+                let idb = InterfaceDescriptionBlock {
+                    linktype,
+                    snaplen,
+                    options: vec![InterfaceDescriptionOption::IfName(Cow::Owned(interface.to_string())), InterfaceDescriptionOption::IfTsResol(9)],
+                };
+                w.write_pcapng_block(idb).map_err(|e| format!("{}: {e}", path.display()))?;
+                Writer::Ng(w)
+            }
+            PcapFormat::Pcap => {
+                let header = PcapHeader { snaplen, datalink: linktype, ts_resolution: TsResolution::NanoSecond, ..PcapHeader::default() };
+                Writer::Legacy(PcapWriter::with_header(w, header).map_err(|e| format!("{}: {e}", path.display()))?)
+            }
+        };
+        Ok(CaptureFile { path: path.to_path_buf(), writer: Some(writer), snaplen, packets: 0 })
+    }
+
+    /// Writes one packet of `original_len` bytes seen at `ns` nanoseconds; `data` is cut to the
+    /// snap length.
+    pub fn write(&mut self, ns: u64, original_len: u32, data: &[u8]) -> Result<(), String> {
+        let data = &data[..data.len().min(self.snaplen as usize)];
+        let ts = std::time::Duration::from_nanos(ns);
+        let res = match self.writer.as_mut() {
+            Some(Writer::Ng(w)) => w
+                .write_pcapng_block(EnhancedPacketBlock { interface_id: 0, timestamp: ts, original_len, data: Cow::Borrowed(data), options: vec![] })
+                .map(|_| ()),
+            Some(Writer::Legacy(w)) => w.write_packet(&PcapPacket::new(ts, original_len, data)).map(|_| ()),
+            None => Ok(()),
+        };
+        match res {
+            Ok(()) => {
+                self.packets += 1;
+                Ok(())
+            }
+            Err(e) => Err(format!("writing {}: {e}; the capture stops at packet {}", self.path.display(), self.packets + 1)),
+        }
+    }
+
+    /// Flushes and closes the file; its path and the packets written.
+    pub fn finish(&mut self) -> Result<(PathBuf, u64), String> {
+        use std::io::Write;
+        let flushed = match self.writer.take() {
+            Some(Writer::Ng(w)) => w.into_inner().flush(),
+            Some(Writer::Legacy(w)) => w.into_writer().flush(),
+            None => Ok(()),
+        };
+        flushed.map_err(|e| format!("writing {}: {e}", self.path.display()))?;
+        Ok((self.path.clone(), self.packets))
+    }
 }
 
 /// The capture's state while running.
@@ -392,29 +455,9 @@ impl PcapTap {
                     continue;
                 }
                 let path = dir.join(format!("{name}-{dirname}.{ext}"));
-                let file = File::create(&path).map_err(|e| format!("cannot create capture file {}: {e}", path.display()))?;
-                let w = BufWriter::with_capacity(1 << 16, file);
-                let writer = match spec.format {
-                    PcapFormat::Pcapng => {
-                        let mut w = PcapNgWriter::new(w).map_err(|e| format!("{}: {e}", path.display()))?;
-                        let idb = InterfaceDescriptionBlock {
-                            linktype: DataLink::RAW,
-                            snaplen: spec.snaplen,
-                            options: vec![
-                                InterfaceDescriptionOption::IfName(Cow::Owned(format!("{name}-{dirname}"))),
-                                InterfaceDescriptionOption::IfTsResol(9),
-                            ],
-                        };
-                        w.write_pcapng_block(idb).map_err(|e| format!("{}: {e}", path.display()))?;
-                        Writer::Ng(w)
-                    }
-                    PcapFormat::Pcap => {
-                        let header = PcapHeader { snaplen: spec.snaplen, datalink: DataLink::RAW, ts_resolution: TsResolution::NanoSecond, ..PcapHeader::default() };
-                        Writer::Legacy(PcapWriter::with_header(w, header).map_err(|e| format!("{}: {e}", path.display()))?)
-                    }
-                };
+                let file = CaptureFile::create(&path, spec.format, DataLink::RAW, spec.snaplen, &format!("{name}-{dirname}"))?;
                 channels[c] = files.len() as u32;
-                files.push(CaptureFile { path, writer: Some(writer), packets: 0 });
+                files.push(file);
             }
         }
         Ok(PcapTap {
@@ -469,37 +512,20 @@ impl PcapTap {
             self.buf.extend_from_slice(&ZEROS[..more]);
         }
         self.buf.truncate(cap);
-        let ts = std::time::Duration::from_nanos(t.as_nanos());
-        let f = &mut self.files[i];
-        let res = match f.writer.as_mut() {
-            Some(Writer::Ng(w)) => w
-                .write_pcapng_block(EnhancedPacketBlock { interface_id: 0, timestamp: ts, original_len: len, data: Cow::Borrowed(&self.buf), options: vec![] })
-                .map(|_| ()),
-            Some(Writer::Legacy(w)) => w.write_packet(&PcapPacket::new(ts, len, &self.buf)).map(|_| ()),
-            None => Ok(()),
-        };
-        match res {
-            Ok(()) => f.packets += 1,
-            Err(e) => self.error = Some(format!("writing {}: {e}; the capture stops at packet {}", f.path.display(), f.packets + 1)),
+        if let Err(e) = self.files[i].write(t.as_nanos(), len, &self.buf) {
+            self.error = Some(e);
         }
     }
 
     /// Flushes and closes every file; returns each file's path and packet count.
     pub(crate) fn close(&mut self) -> Vec<(PathBuf, u64)> {
-        use std::io::Write;
         let mut out = Vec::new();
         for f in &mut self.files {
-            let flushed = match f.writer.take() {
-                Some(Writer::Ng(w)) => w.into_inner().flush(),
-                Some(Writer::Legacy(w)) => w.into_writer().flush(),
-                None => Ok(()),
-            };
-            if let Err(e) = flushed {
-                if self.error.is_none() {
-                    self.error = Some(format!("writing {}: {e}", f.path.display()));
-                }
+            let (path, packets) = (f.path.clone(), f.packets);
+            if let Err(e) = f.finish() {
+                self.error.get_or_insert(e);
             }
-            out.push((f.path.clone(), f.packets));
+            out.push((path, packets));
         }
         out
     }

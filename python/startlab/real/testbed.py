@@ -204,10 +204,13 @@ class Testbed:
     def mac(self, namespace: str, dev: str) -> str:
         return self.exec(namespace, "cat", f"/sys/class/net/{dev}/address").stdout.strip()
 
-    def start_router(self, scenario: str | os.PathLike[str], max_seconds: float | None = None) -> None:
+    def start_router(self, scenario: str | os.PathLike[str], max_seconds: float | None = None, pcap: str | os.PathLike[str] | None = None) -> None:
         """Replace the kernel's forwarding by the user-space router applying ``scenario``'s
         bottleneck (a dumbbell with one RTT and no cross traffic); returns once it forwards.
-        A bad scenario raises :class:`startlab.ScenarioError` naming the key."""
+        A bad scenario raises :class:`startlab.ScenarioError` naming the key. ``pcap``: a
+        directory the router writes ``bottleneck-forward`` and ``bottleneck-reverse`` capture
+        files to (every frame it forwards, as it leaves; the scenario's ``[trace.pcap]`` gives
+        the format and snap length; docs/PCAP.md); the report's ``capture_file`` names them."""
         if not self._up:
             raise TestbedError("the testbed is not up")
         if shutil.which("ethtool") is None:
@@ -224,6 +227,7 @@ class Testbed:
             "receiver_iface": "r0", "receiver_peer_mac": self.mac(self.client, "c0"),
             "local_ips": [f"{CLIENT_NET}.2", f"{SERVER_NET}.2"],
             "stop_on_stdin_eof": True, "max_seconds": max_seconds,
+            "pcap_dir": None if pcap is None else os.path.abspath(os.fspath(pcap)),
         }  # fmt: skip
         self.exec(self.router, "sysctl", "-qw", "net.ipv4.ip_forward=0")
         # Real-time priority (util-linux's chrt) keeps the releases on time while the endpoints
@@ -384,14 +388,14 @@ def _send(address: str, port: int, size: int, congestion_control: str, poll: flo
     print(json.dumps({"congestion_control": used, "samples": samples}), flush=True)
 
 
-def _hold(scenario: str, tag: str) -> None:
+def _hold(scenario: str, tag: str, pcap: str | None = None) -> None:
     """``startlab testbed up``: keep a testbed with its router up until SIGTERM/SIGINT (``startlab
     testbed down``), then take it down. The first line printed is the namespaces as JSON, or
     ``error: ...``."""
     tb = Testbed(tag)
     try:
         tb.up()
-        tb.start_router(scenario)
+        tb.start_router(scenario, pcap=pcap)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which prints it
         tb.down()
         print(f"error: {e}", flush=True)
@@ -407,6 +411,12 @@ def _hold(scenario: str, tag: str) -> None:
     print(json.dumps({"client": tb.client, "router": tb.router, "server": tb.server, "client_ip": tb.client_ip, "server_ip": tb.server_ip}), flush=True)
     while not stop and tb._router is not None and tb._router.poll() is None:
         time.sleep(0.2)
+    if tb._router is not None:
+        # A stop by its input's end lets the router close its capture files.
+        try:
+            tb.stop_router()
+        except TestbedError:
+            pass
     tb.down()
 
 
@@ -443,7 +453,7 @@ def release(timeout: float = 10.0) -> list[int]:
 if __name__ == "__main__":
     command, *rest = sys.argv[1:]
     if command == "_hold":
-        _hold(rest[0], rest[1])
+        _hold(rest[0], rest[1], rest[2] if len(rest) > 2 else None)
     elif command == "_receive":
         _receive(rest[0], int(rest[1]))
     elif command == "_send":
