@@ -313,24 +313,15 @@ def _simulate(
         directory = str(base)
     _plugins(text, fmt, directory)
     sim = _core.Simulation(text, fmt, directory)
-    if pcap is not None:
-        sim.capture_pcap(os.fspath(pcap))
-    elif sim.has_pcap_table and pcap_fallback is not None:
-        sim.capture_pcap(os.fspath(pcap_fallback))
-    elif sim.has_pcap_table:
-        raise ScenarioError(
-            "trace.pcap: the capture files need a directory; pass startlab.run(..., pcap=DIR) or "
-            "`startlab run --pcap DIR` (or `--out DIR`, which writes them to DIR/pcap)"
-        )
-    if qlog is not None:
-        sim.capture_qlog(os.fspath(qlog))
-    elif sim.has_qlog_table and qlog_fallback is not None:
-        sim.capture_qlog(os.fspath(qlog_fallback))
-    elif sim.has_qlog_table:
-        raise ScenarioError(
-            "trace.qlog: the qlog files need a directory; pass startlab.run(..., qlog=DIR) or "
-            "`startlab run --qlog DIR` (or `--out DIR`, which writes them to DIR/qlog)"
-        )
+    for kind, given, fallback, what in (("pcap", pcap, pcap_fallback, "capture files"), ("qlog", qlog, qlog_fallback, "qlog files")):
+        where = given if given is not None else fallback if getattr(sim, f"has_{kind}_table") else None
+        if where is not None:
+            getattr(sim, f"capture_{kind}")(os.fspath(where))
+        elif getattr(sim, f"has_{kind}_table"):
+            raise ScenarioError(
+                f"trace.{kind}: the {what} need a directory; pass startlab.run(..., {kind}=DIR) or "
+                f"`startlab run --{kind} DIR` (or `--out DIR`, which writes them to DIR/{kind})"
+            )
     if max_sim_time is not None and sim.duration_ns > max_sim_time * 1e9:
         raise ResourceLimitError(
             f"the scenario lasts {sim.duration_ns / 1e9:g} s of simulated time, more than the limit "
