@@ -13,6 +13,7 @@ pub mod capture;
 pub mod decode;
 mod report;
 pub mod series;
+mod sludp;
 pub mod tcp;
 mod udp;
 
@@ -110,7 +111,18 @@ pub fn analyze(path: &Path, options: &Options) -> Report {
             }
             Decoded::Udp(d) => {
                 state.udp += 1;
-                udp.on_datagram(&d, frame.number, t);
+                if let Some(seg) = sludp::segment(&d) {
+                    // startlab-udp: the TCP it carries is analysed as TCP.
+                    state.startlab_udp += 1;
+                    let key = if seg.src <= seg.dst { (seg.src, seg.dst) } else { (seg.dst, seg.src) };
+                    let i = *index.entry(key).or_insert_with(|| {
+                        conns.push(Connection::new(&seg, frame.number, t, forced_sender));
+                        conns.len() - 1
+                    });
+                    conns[i].on_segment(&seg, t);
+                } else {
+                    udp.on_datagram(&d, frame.number, t);
+                }
             }
             Decoded::Skipped(why) => state.skip(frame.number, &why, NAMED_PER_KIND),
         }

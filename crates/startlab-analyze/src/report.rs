@@ -24,6 +24,7 @@ pub struct CaptureState {
     pub bytes: u64,
     pub tcp: u64,
     pub udp: u64,
+    pub startlab_udp: u64,
     pub links: BTreeSet<String>,
     pub skipped: BTreeMap<String, u64>,
     pub named: BTreeMap<String, Vec<String>>,
@@ -68,6 +69,8 @@ pub struct CaptureSummary {
     pub tcp_packets: u64,
     /// UDP datagrams.
     pub udp_packets: u64,
+    /// Of those, startlab-udp datagrams read as the TCP they carry.
+    pub startlab_udp_packets: u64,
     /// Frames not analysed, by reason.
     pub skipped: BTreeMap<String, u64>,
     /// From the first to the last frame, s.
@@ -293,7 +296,7 @@ pub fn build(
             }
         }
     }
-    if state.packets > 0 && state.tcp == 0 && error.is_none() {
+    if state.packets > 0 && state.tcp == 0 && state.startlab_udp == 0 && error.is_none() {
         warnings.push(format!("the capture has no TCP segment ({} packets: {})", state.packets, summary_of(&state)));
     } else if state.tcp > 0 && flows.is_empty() {
         warnings.push(format!("{} TCP connections, none carried data", conns.len()));
@@ -311,6 +314,7 @@ pub fn build(
             bytes: state.bytes,
             tcp_packets: state.tcp,
             udp_packets: state.udp,
+            startlab_udp_packets: state.startlab_udp,
             skipped: state.skipped.clone(),
             duration,
             time_backwards: state.backwards,

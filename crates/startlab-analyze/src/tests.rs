@@ -583,3 +583,56 @@ fn linux_cooked_and_raw_ip_link_types_are_read() {
         assert_eq!(only_flow(&r).bytes_acked, 40 * 1448, "{name}");
     }
 }
+
+#[test]
+fn a_startlab_udp_transfer_is_read_as_the_tcp_it_carries() {
+    use startlab_udp::wire::{self, Body, Datagram};
+    let key = [7u8; wire::KEY_LEN];
+    let client = ([10, 203, 1, 1], 40000u16);
+    let server = ([10, 203, 2, 1], 5201u16);
+    let mut pkts = Vec::new();
+    let mut pn = [0u64; 2];
+    let mut put = |t: u64, from_client: bool, body: Body<'_>| {
+        let side = usize::from(!from_client);
+        pn[side] += 1;
+        let d = Datagram { conn: 42, pn: pn[side], body };
+        let mut buf = vec![0u8; wire::encoded_len(&d)];
+        let n = wire::encode(&key, &mut buf, &d);
+        let (src, dst) = if from_client { (client, server) } else { (server, client) };
+        let mut data = Vec::new();
+        PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src.0, dst.0, 64).udp(src.1, dst.1).write(&mut data, &buf[..n]).unwrap();
+        pkts.push(Pkt { t, data });
+    };
+    let payload = vec![0u8; 1000];
+    let ack = |a: u64, sack: Option<(u64, u64)>| {
+        let mut x = startlab_tcp::Ack { ack: a, rwnd: u64::MAX, ..Default::default() };
+        if let Some(b) = sack {
+            x.sack[0] = b;
+            x.n_sack = 1;
+        }
+        Body::Ack { ack: x, verified: true, delay_ns: 0 }
+    };
+    // t = 0..9 ms: ten segments from the client (startlab-udp's data sender); the fourth is lost.
+    for i in 0..10u64 {
+        put(i * MS, true, Body::Data { seq: i * 1000, retransmit: false, ect: false, cwr: false, token: None, payload: &payload });
+    }
+    // t = 40..42 ms: the first three acknowledged, then duplicates with SACK.
+    for i in 0..3u64 {
+        put(40 * MS + i * MS, false, ack((i + 1) * 1000, None));
+    }
+    for i in 4..10u64 {
+        put(40 * MS + i * MS, false, ack(3000, Some((4000, (i + 1) * 1000))));
+    }
+    // t = 47 ms: the fourth again; its ACK covers everything.
+    put(47 * MS, true, Body::Data { seq: 3000, retransmit: true, ect: false, cwr: false, token: None, payload: &payload });
+    put(87 * MS, false, ack(10_000, None));
+    let r = run(&write_pcap("startlab-udp.pcap", &pkts, 65535));
+    assert_eq!(r.capture.startlab_udp_packets, pkts.len() as u64, "every datagram is startlab-udp's");
+    let f = only_flow(&r);
+    assert_eq!(f.src, "10.203.1.1:40000", "the client sends the data");
+    assert_eq!(f.bytes_acked, 10_000);
+    assert_eq!((f.retransmissions, f.retransmissions_fast), (1, 1), "one fast retransmission after the duplicate ACKs");
+    assert_eq!(f.exit_reason, "loss");
+    assert!(f.base_rtt.is_some_and(|b| (0.039..0.041).contains(&b)), "Karn's samples: 40 ms, got {:?}", f.base_rtt);
+    assert!(r.udp.is_empty(), "no datagram is left as plain UDP");
+}

@@ -1,0 +1,143 @@
+"""Packet captures on the testbed, and the truth check of ``startlab analyze`` (issue 37, item 4):
+a kernel TCP transfer captured with tcpdump at the sender's interface, its capture analysed, and
+the analysis' startup exit held against the kernel's own (``tcp_probe``'s cwnd and ssthresh,
+:meth:`startlab.real.kerneltcp.KernelRun.startup_exit`).
+
+tcpdump runs inside the testbed's namespace, so the testbed's clean-up (which ends every process
+left in its namespaces) ends it too, whatever happened to the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .testbed import Testbed, TestbedError
+
+#: Bytes kept of each frame: Ethernet, IPv4 and a TCP header with every option fit in 128.
+SNAPLEN = 128
+
+
+class CaptureError(TestbedError):
+    """tcpdump is missing, did not start, or dropped packets."""
+
+
+def tcpdump_missing() -> str | None:
+    """Why no capture can be taken here, or None."""
+    if shutil.which("tcpdump") is None:
+        return "tcpdump is not installed (Debian: apt-get install tcpdump)"
+    return None
+
+
+@contextlib.contextmanager
+def tcpdump(tb: Testbed, namespace: str, interface: str, path: Path, snaplen: int = SNAPLEN, expression: str = "tcp or udp") -> Iterator[Path]:
+    """Capture ``interface`` of ``namespace`` to ``path`` (pcap) while the block runs; returns once
+    tcpdump listens, stops it (SIGINT, so that it writes out its buffer) after the block and raises
+    :class:`CaptureError` if it dropped packets."""
+    missing = tcpdump_missing()
+    if missing is not None:
+        raise CaptureError(missing)
+    # -U: each packet written as it comes; -B: a 32 MiB kernel buffer (100 Mbit/s bursts);
+    # -n: no name look-ups; -Z root: keep the file writable by this process.
+    args = ["ip", "netns", "exec", namespace, "tcpdump", "-i", interface, "-s", str(snaplen), "-B", "32768", "-U", "-n", "-Z", "root",
+            "-w", str(path), expression]  # fmt: skip
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 10.0
+        line = ""
+        while "listening on" not in line:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise CaptureError(f"tcpdump did not start on {interface} in {namespace}: {line.strip() or process.stderr.read().strip()}")
+            line = process.stderr.readline()
+        yield path
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    rest = process.stderr.read() if process.stderr is not None else ""
+    for line in rest.splitlines():
+        if "dropped by kernel" in line and not line.strip().startswith("0 "):
+            raise CaptureError(f"tcpdump: {line.strip()}: the capture is incomplete")
+
+
+@dataclass
+class TruthRow:
+    """One kernel TCP transfer: the kernel's startup exit beside what ``analyze`` found in its capture."""
+
+    path: str
+    stack: str
+    kernel_exit_s: float | None
+    kernel_reason: str
+    kernel_cwnd_pkts: float | None
+    analyze_exit_s: float | None
+    analyze_reason: str
+    analyze_flight_pkts: float | None
+    base_rtt_s: float | None
+    #: |analyze − kernel| exit time in base RTTs.
+    time_error_rtts: float | None
+    #: analyze's exit flight / the kernel's cwnd − 1.
+    flight_error: float | None
+    packets: int
+    capture: str
+
+    def within(self, rtts: float = 1.0, flight: float = 0.10) -> bool:
+        """The issue's criterion: exit within ``rtts`` RTT and its flight within ``flight``."""
+        return self.time_error_rtts is not None and self.time_error_rtts <= rtts and self.flight_error is not None and abs(self.flight_error) <= flight
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def kernel_truth(tb: Testbed, scenario: Path, stack: str, workdir: Path, size: int | None = None) -> TruthRow:
+    """One kernel TCP transfer of ``stack`` through the router running ``scenario``, captured at the
+    sender's interface (``s0``), analysed, and compared with ``tcp_probe``'s startup exit."""
+    from .. import analyze as an
+    from . import kerneltcp
+    from .side_by_side import prepare
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    path, flow = prepare(scenario, workdir)
+    tcp = flow["tcp"]
+    out = workdir / f"{Path(scenario).stem}-{stack.replace(':', '-')}.pcap"
+    tb.start_router(path)
+    try:
+        with tcpdump(tb, tb.server, "s0", out, expression="tcp"):
+            run = kerneltcp.run(
+                tb, stack, size=size if size is not None else flow.get("size"), duration=None if (size or flow.get("size")) else flow["duration_s"],
+                initial_window=int(tcp["initial_window"]), ecn=tcp["ecn"] is True, mss=int(tcp["mss"]), source="tcp_probe",
+            )  # fmt: skip
+    finally:
+        tb.stop_router()
+    k_t, k_reason, k_cwnd = run.startup_exit()
+    result = an.analyze(out, vantage="sender")
+    data = result.flows[result.flows["src"].str.startswith(tb.server_ip + ":")]
+    if data.empty:
+        raise CaptureError(f"{out}: no data flow from {tb.server_ip} in the capture")
+    f = data.iloc[0].to_dict()
+    a_t = None if _null(f["startup_exit_time"]) else float(f["startup_exit_time"]) - float(f["t0"])
+    a_flight = None if _null(f["exit_cwnd_pkts"]) else float(f["exit_cwnd_pkts"])
+    base = None if _null(f["base_rtt"]) else float(f["base_rtt"])
+    return TruthRow(
+        path=Path(scenario).stem, stack=stack, kernel_exit_s=k_t, kernel_reason=k_reason, kernel_cwnd_pkts=None if k_cwnd is None else float(k_cwnd),
+        analyze_exit_s=a_t, analyze_reason=str(f["exit_reason"]), analyze_flight_pkts=a_flight, base_rtt_s=base,
+        time_error_rtts=abs(a_t - k_t) / base if a_t is not None and k_t is not None and base else None,
+        flight_error=a_flight / k_cwnd - 1 if a_flight is not None and k_cwnd else None,
+        packets=int(result.capture["packets"]), capture=str(out),
+    )  # fmt: skip
+
+
+def _null(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
