@@ -1,7 +1,8 @@
-"""``startlab analyze`` on truth (issue 37, item 4): kernel TCP transfers on the testbed's two real
-paths captured with tcpdump at the sender's interface; the startup exit the analysis finds in the
-capture must lie within one RTT of the kernel's (tcp_probe: the first finite ssthresh) and its
-flight within 10 % of the kernel's cwnd there. Needs root, the namespaces, tcpdump and tracefs; skips
+"""``startlab analyze`` on truth (issue 37, item 4): kernel TCP (CUBIC with HyStart, Reno) and
+startlab-udp transfers on the testbed's two real paths captured with tcpdump at the sender's
+interface; the startup exit the analysis finds in the capture must lie within one RTT of the
+stack's own (the kernel's tcp_probe: the first finite ssthresh; startlab-udp's sender: its
+controller's exit) and its flight within 10 % of the stack's cwnd there. Needs root, the namespaces, tcpdump and tracefs; skips
 with the reason where one is missing. The testbed (and tcpdump inside it) is removed even on failure.
 The measured figures of every run are in docs/ANALYZE.md (``python bench/analyze_truth.py``)."""
 
@@ -34,9 +35,11 @@ def tb() -> Iterator[testbed.Testbed]:
     ("path-20mbps", "kernel:reno", 4_000_000),
     ("path-100mbps", "kernel:cubic", 12_000_000),
     ("path-100mbps", "kernel:reno", 12_000_000),
+    ("path-20mbps", "udp", None),
+    ("path-100mbps", "udp", None),
 ])  # fmt: skip
-def test_analyze_finds_the_kernels_startup_exit_in_its_capture(tb: testbed.Testbed, tmp_path: Path, path: str, stack: str, size: int) -> None:
-    row = capture.kernel_truth(tb, ROOT / "examples" / "real" / f"{path}.toml", stack, tmp_path, size=size)
+def test_analyze_finds_the_stacks_startup_exit_in_its_capture(tb: testbed.Testbed, tmp_path: Path, path: str, stack: str, size: int | None) -> None:
+    (row,) = capture.kernel_truth(tb, ROOT / "examples" / "real" / f"{path}.toml", stack, tmp_path, size=size)
     assert row.kernel_exit_s is not None, f"the kernel left startup: {row}"
     assert row.analyze_exit_s is not None, f"analyze found an exit: {row}"
     assert row.time_error_rtts is not None and row.time_error_rtts <= 1.0, f"exit within one RTT: {row}"

@@ -57,6 +57,9 @@ pub struct Segment {
     pub window: u16,
     /// Payload bytes on the wire (from the IP length, not from what was captured).
     pub payload: u32,
+    /// The advertised window in bytes when the transport says it directly (startlab-udp's ACKs:
+    /// None there means unlimited); None for TCP, whose window is `window` scaled.
+    pub window_bytes: Option<Option<u64>>,
     /// Options.
     pub options: TcpOptions,
 }
@@ -216,6 +219,7 @@ pub fn decode<'a>(frame: &Frame<'a>) -> Decoded<'a> {
             flags: flag_byte,
             window: tcp.window_size(),
             payload: u32::try_from(wire_len.saturating_sub(header)).unwrap_or(u32::MAX),
+            window_bytes: None,
             options,
         });
     }

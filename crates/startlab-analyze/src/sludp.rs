@@ -5,7 +5,8 @@
 //! needed to read the headers); a datagram the snapshot length cut cannot be decoded (its MAC
 //! closes it) and stays a plain UDP datagram.
 //!
-//! Mapping: INIT (with SYN) is the client's SYN, INIT-ACK the server's SYN-ACK, DATA a segment
+//! Mapping: INIT is the client's SYN and INIT-ACK the server's SYN-ACK (with or without the TCP
+//! handshake riding on them: their exchange is a round trip either way), DATA a segment
 //! `[seq, seq + len)`, ACK the cumulative ACK and its SACK blocks. startlab's TCP numbers data from
 //! 0 and its SYN takes no sequence number, so the SYN is given sequence −1 (mod 2^32). There are no
 //! timestamps: RTTs come from the handshake and Karn's rule.
@@ -21,14 +22,14 @@ pub fn segment(d: &Datagram<'_>) -> Option<Segment> {
         return None;
     }
     let decoded = wire::decode(d.payload).ok()?;
-    let mut seg = Segment { src: d.src, dst: d.dst, seq: 0, ack: 0, flags: 0, window: u16::MAX, payload: 0, options: TcpOptions::default() };
+    let mut seg = Segment { src: d.src, dst: d.dst, seq: 0, ack: 0, flags: 0, window: u16::MAX, payload: 0, window_bytes: None, options: TcpOptions::default() };
     match decoded.body {
-        Body::Init { syn: true, .. } => {
+        Body::Init { .. } => {
             seg.seq = u32::MAX;
             seg.flags = flags::SYN;
             seg.options.sack_permitted = true;
         }
-        Body::InitAck { syn_ack: Some(_), .. } => {
+        Body::InitAck { .. } => {
             seg.seq = u32::MAX;
             seg.ack = 0;
             seg.flags = flags::SYN | flags::ACK;
@@ -41,6 +42,7 @@ pub fn segment(d: &Datagram<'_>) -> Option<Segment> {
         Body::Ack { ack, .. } => {
             seg.ack = ack.ack as u32;
             seg.flags = flags::ACK;
+            seg.window_bytes = Some((ack.rwnd != u64::MAX).then_some(ack.rwnd));
             let n = usize::from(ack.n_sack).min(ack.sack.len()).min(seg.options.sack.len());
             for (i, &(l, r)) in ack.sack.iter().take(n).enumerate() {
                 seg.options.sack[i] = (l as u32, r as u32);

@@ -32,6 +32,10 @@ pub const PARTIAL_GROWTH: f64 = 1.1;
 /// Rounds evaluated before the plateau rule applies (the first round carries the initial window
 /// and may be short of data).
 pub const FIRST_JUDGED_ROUND: usize = 2;
+/// The exit time of a plateau is when the flight first came within this fraction (or one MSS,
+/// whichever is more) of the plateau's value: the window reached at the exit, before the slow
+/// growth of congestion avoidance adds to it.
+pub const PLATEAU_NEAR: f64 = 0.05;
 /// A retransmission after at least `QUIET_RTT_FRACTION` × the smoothed RTT without an ACK
 /// reaching the sender is timer-driven (a retransmission timeout, or a tail-loss probe); one
 /// sooner after an ACK is ACK-driven (fast retransmit: duplicate ACKs, SACK, RACK).
@@ -89,7 +93,9 @@ struct Retx {
     spurious: bool,
 }
 
-/// One round of the sender's data: from the ACK that covers the previous round's last byte.
+/// One round: one smoothed RTT of the sender's data, from the first data packet on (time windows,
+/// not sequence ranges: a paced sender or a receiver whose ACKs come in bursts sends a round's
+/// data after the ACK that ends the round by sequence, which would split its growth in two).
 #[derive(Clone, Debug, Default)]
 struct Round {
     max_flight: i64,
@@ -170,13 +176,16 @@ pub struct Half {
     /// The receiver's last advertised window, bytes (scaled when both SYNs were seen).
     rwnd: Option<u64>,
     ack_hist: VecDeque<(u64, i64, i64)>,
+    /// Per TSval of the receiver's ACKs (oldest first): the cumulative ACK and SACKed bytes after
+    /// the last ACK carrying it.
+    ts_acks: VecDeque<(u32, i64, i64)>,
     /// FIN sent (relative sequence of the FIN).
     pub fin: Option<i64>,
     /// When the cumulative ACK covered the FIN (or the last byte), ns.
     pub t_complete: Option<u64>,
     // Startup.
     rounds_done: usize,
-    round_end: i64,
+    round_end: Option<u64>,
     prev_round: Round,
     cur_round: Round,
     round_growths: Vec<f64>,
@@ -209,6 +218,8 @@ struct Ctx {
     sender_shift: u64,
     /// The path's RTT from the two round trips (the handshake's before any data sample), ns.
     rtt_hint: Option<u64>,
+    /// The user said the capture is at the sender: its state is the capture's, no estimate.
+    at_sender: bool,
 }
 
 impl Half {
@@ -235,6 +246,17 @@ impl Half {
         match self.ack_hist.front() {
             Some(&(ta, una, sacked)) if ta <= at => (una, sacked),
             _ => (self.snd_start(), 0),
+        }
+    }
+
+    /// The cumulative ACK and SACKed bytes after the last ACK seen with TSval `ecr`.
+    fn ts_view(&mut self, ecr: u32) -> Option<(i64, i64)> {
+        while self.ts_acks.front().is_some_and(|&(v, _, _)| (v.wrapping_sub(ecr) as i32) < 0) {
+            self.ts_acks.pop_front();
+        }
+        match self.ts_acks.front() {
+            Some(&(v, una, sacked)) if v == ecr => Some((una, sacked)),
+            _ => None,
         }
     }
 
@@ -267,8 +289,6 @@ impl Half {
             self.snd_max = start;
             self.una = start;
             self.start = start;
-            // Round 0 (the initial window) ends at the first ACK of new data.
-            self.round_end = start + 1;
         }
         self.t_last = Some(t);
         self.packets += 1;
@@ -285,7 +305,6 @@ impl Half {
                 self.retransmit(t, start, end, ctx);
             }
         }
-        let before = self.snd_max;
         if end > self.snd_max {
             self.out.push_back(Sent { start: start.max(self.snd_max), end, t, retransmitted: start < self.snd_max });
             self.snd_max = end;
@@ -293,11 +312,19 @@ impl Half {
                 self.last_new_tsval = tsval;
             }
         }
-        let (una, sacked) = self.sender_view(t, ctx.sender_shift);
+        let (mut una, mut sacked) = self.sender_view(t, ctx.sender_shift);
+        if !ctx.at_sender {
+            // The data's TSecr names the last ACK the sender had processed: what it knew exactly,
+            // wherever the capture is (to the TSval's millisecond), where the shift is an estimate.
+            if let Some((u, s)) = seg.options.timestamps.and_then(|(_, ecr)| self.ts_view(ecr)) {
+                (una, sacked) = (u, s);
+            }
+        }
         let flight = (self.snd_max - una - sacked).max(0);
         self.sent.push(t, start);
         self.flight.push(t, flight);
-        self.round(t, una, flight, before);
+        let rtt = self.srtt.map(|s| s as u64).or(ctx.rtt_hint);
+        self.round(t, flight, rtt);
     }
 
     fn retransmit(&mut self, t: u64, start: i64, end: i64, ctx: Ctx) {
@@ -363,14 +390,28 @@ impl Half {
         }
     }
 
-    /// Round bookkeeping at a data packet (the sender's view: `una` as it knew it).
-    fn round(&mut self, t: u64, una: i64, flight: i64, sent_before: i64) {
+    /// Round bookkeeping at a data packet; `rtt`: the smoothed RTT (or the handshake's) when known.
+    fn round(&mut self, t: u64, flight: i64, rtt: Option<u64>) {
         if self.exit.is_some() {
             return;
         }
-        if una >= self.round_end && !self.cur_round.samples.is_empty() {
-            // The round's last byte is acknowledged: close it.
-            self.round_end = sent_before;
+        if self.round_end.is_none() {
+            // Round 0 lasts one RTT from the first data packet, once an RTT is known.
+            self.round_end = rtt.filter(|&r| r > 0).map(|r| self.t_first.unwrap_or(t) + r);
+        }
+        if let (Some(end), Some(r)) = (self.round_end, rtt.filter(|&r| r > 0)) {
+            if t >= end && !self.cur_round.samples.is_empty() {
+                // The next round starts one RTT after this one's start, or now after an idle gap.
+                self.round_end = Some(if t >= end + r { t + r } else { end + r });
+                self.close_round();
+            }
+        }
+        self.cur_round.max_flight = self.cur_round.max_flight.max(flight);
+        self.cur_round.samples.push((t, flight));
+    }
+
+    fn close_round(&mut self) {
+        {
             let prev = std::mem::take(&mut self.prev_round);
             let done = std::mem::take(&mut self.cur_round);
             if self.rounds_done >= 1 && prev.max_flight > 0 {
@@ -383,19 +424,18 @@ impl Half {
             self.prev_round = done;
             self.rounds_done += 1;
         }
-        self.cur_round.max_flight = self.cur_round.max_flight.max(flight);
-        self.cur_round.samples.push((t, flight));
     }
 
     fn plateau(&mut self, before: &Round, plateau: &Round) {
         let grew = plateau.max_flight as f64 >= PARTIAL_GROWTH * before.max_flight as f64;
         let value = if grew { plateau.max_flight } else { before.max_flight };
         let mss = self.mss();
+        let near = value - mss.max((PLATEAU_NEAR * value as f64) as i64);
         let t = before
             .samples
             .iter()
             .chain(plateau.samples.iter())
-            .find(|&&(_, f)| f >= value - mss)
+            .find(|&&(_, f)| f >= near)
             .map_or(0, |&(t, _)| t);
         let reason = match self.rwnd {
             Some(w) if value as f64 >= 0.95 * w as f64 - mss as f64 => "rwnd",
@@ -411,7 +451,10 @@ impl Half {
         let a = self.rel(seg.ack);
         self.last_ack_t = Some(t);
         let shift = if both_syns { receiver_wscale.unwrap_or(0) } else { 0 };
-        self.rwnd = Some(u64::from(seg.window) << shift.min(14));
+        self.rwnd = match seg.window_bytes {
+            Some(w) => w,
+            None => Some(u64::from(seg.window) << shift.min(14)),
+        };
         let mut sample = None;
         if a > self.una {
             let mut last = None;
@@ -477,6 +520,17 @@ impl Half {
             self.ack_hist.pop_front();
         }
         self.ack_hist.push_back((t, self.una, self.sacked_bytes));
+        if let Some((v, _)) = seg.options.timestamps {
+            match self.ts_acks.back_mut() {
+                Some(last) if last.0 == v => *last = (v, self.una, self.sacked_bytes),
+                _ => {
+                    if self.ts_acks.len() >= TS_MEMORY {
+                        self.ts_acks.pop_front();
+                    }
+                    self.ts_acks.push_back((v, self.una, self.sacked_bytes));
+                }
+            }
+        }
         sample
     }
 
@@ -561,6 +615,7 @@ pub struct Connection {
     pub syn: [Option<u64>; 2],
     syn_count: [u32; 2],
     synack_t: Option<u64>,
+    synack_side: Option<usize>,
     handshake_acked: bool,
     /// The data each side sent.
     pub half: [Half; 2],
@@ -583,6 +638,7 @@ impl Connection {
             syn: [None; 2],
             syn_count: [0; 2],
             synack_t: None,
+            synack_side: None,
             handshake_acked: false,
             half: [Half::default(), Half::default()],
             rt: [RoundTrip::default(); 2],
@@ -619,9 +675,11 @@ impl Connection {
                 }
                 if self.syn_count[s] == 1 {
                     self.synack_t = Some(t);
+                    self.synack_side = Some(s);
                 }
             }
-        } else if !self.handshake_acked && seg.flags & flags::ACK != 0 && self.syn[o].is_some() && self.syn[s].is_some() {
+        } else if !self.handshake_acked && self.synack_side == Some(o) && self.syn[s].is_some() {
+            // The opener's first packet after the SYN-ACK (TCP's ACK; startlab-udp's first DATA).
             self.handshake_acked = true;
             if let (Some(t_sa), 1) = (self.synack_t, self.syn_count[o]) {
                 self.rt[s].sample(t.saturating_sub(t_sa));
@@ -662,7 +720,7 @@ impl Connection {
         }
         let sender_shift = if self.forced_sender_vantage { 0 } else { self.rt[s].latest.unwrap_or(0) };
         let rtt_hint = self.rt[o].latest.map(|r| r + sender_shift);
-        let ctx = Ctx { sender_shift, rtt_hint };
+        let ctx = Ctx { sender_shift, rtt_hint, at_sender: self.forced_sender_vantage };
         self.half[s].on_data(t, seg, ctx);
         if seg.flags & flags::ACK != 0 && seg.flags & flags::SYN == 0 {
             let both = self.syn[0].is_some() && self.syn[1].is_some();

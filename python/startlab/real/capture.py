@@ -75,7 +75,8 @@ def tcpdump(tb: Testbed, namespace: str, interface: str, path: Path, snaplen: in
 
 @dataclass
 class TruthRow:
-    """One kernel TCP transfer: the kernel's startup exit beside what ``analyze`` found in its capture."""
+    """One transfer: the stack's own startup exit (``kernel_*``: the kernel's tcp_probe, or
+    startlab-udp's sender) beside what ``analyze`` found in its capture."""
 
     path: str
     stack: str
@@ -92,6 +93,8 @@ class TruthRow:
     flight_error: float | None
     packets: int
     capture: str
+    #: Where the capture was taken, as analyze used it.
+    vantage: str = "sender"
 
     def within(self, rtts: float = 1.0, flight: float = 0.10) -> bool:
         """The issue's criterion: exit within ``rtts`` RTT and its flight within ``flight``."""
@@ -101,41 +104,74 @@ class TruthRow:
         return asdict(self)
 
 
-def kernel_truth(tb: Testbed, scenario: Path, stack: str, workdir: Path, size: int | None = None) -> TruthRow:
-    """One kernel TCP transfer of ``stack`` through the router running ``scenario``, captured at the
-    sender's interface (``s0``), analysed, and compared with ``tcp_probe``'s startup exit."""
-    from .. import analyze as an
-    from . import kerneltcp
+def kernel_truth(tb: Testbed, scenario: Path, stack: str, workdir: Path, size: int | None = None, receiver: bool = False) -> list[TruthRow]:
+    """One transfer of ``stack`` through the router running ``scenario``, captured at the sender's
+    interface (``s0``), analysed, and compared with the stack's own startup exit: a kernel stack's
+    from ``tcp_probe`` (:meth:`~startlab.real.kerneltcp.KernelRun.startup_exit`), ``"udp"``'s
+    (startlab-udp) from its sender's report (the controller's own exit, recorded once). ``size``
+    bounds a kernel transfer (bytes); startlab-udp runs the scenario's flow as it is. With
+    ``receiver`` the receiver's interface (``c0``) is captured too and analysed with the vantage
+    inferred: a second row."""
     from .side_by_side import prepare
 
     workdir.mkdir(parents=True, exist_ok=True)
     path, flow = prepare(scenario, workdir)
-    tcp = flow["tcp"]
     out = workdir / f"{Path(scenario).stem}-{stack.replace(':', '-')}.pcap"
+    at_receiver = out.with_name(out.stem + "-receiver.pcap")
+    # The whole datagram for startlab-udp: its keyed check closes it, and the decoder reads it whole.
+    snaplen, expression = (2048, "udp") if stack == "udp" else (SNAPLEN, "tcp")
+    with contextlib.ExitStack() as captures:
+        captures.enter_context(tcpdump(tb, tb.server, "s0", out, snaplen=snaplen, expression=expression))
+        if receiver:
+            captures.enter_context(tcpdump(tb, tb.client, "c0", at_receiver, snaplen=snaplen, expression=expression))
+        k_t, k_reason, k_cwnd = _transfer(tb, path, flow, stack, size)
+    rows = [compare(out, tb.server_ip, Path(scenario).stem, stack, k_t, k_reason, k_cwnd)]
+    if receiver:
+        rows.append(compare(at_receiver, tb.server_ip, Path(scenario).stem, stack, k_t, k_reason, k_cwnd, vantage=None))
+    return rows
+
+
+def _transfer(tb: Testbed, path: Path, flow: dict[str, Any], stack: str, size: int | None) -> tuple[float | None, str, float | None]:
+    """Runs the transfer; the stack's own exit (time since its first data packet, reason, cwnd)."""
+    from . import kerneltcp
+    from .side_by_side import run_udp
+
+    tcp = flow["tcp"]
+    if stack == "udp":
+        result = run_udp(tb, path, flow)
+        return result.exit_time_s, result.exit_reason, result.exit_cwnd_pkts
     tb.start_router(path)
     try:
-        with tcpdump(tb, tb.server, "s0", out, expression="tcp"):
-            run = kerneltcp.run(
-                tb, stack, size=size if size is not None else flow.get("size"), duration=None if (size or flow.get("size")) else flow["duration_s"],
-                initial_window=int(tcp["initial_window"]), ecn=tcp["ecn"] is True, mss=int(tcp["mss"]), source="tcp_probe",
-            )  # fmt: skip
+        run = kerneltcp.run(
+            tb, stack, size=size if size is not None else flow.get("size"), duration=None if (size or flow.get("size")) else flow["duration_s"],
+            initial_window=int(tcp["initial_window"]), ecn=tcp["ecn"] is True, mss=int(tcp["mss"]), source="tcp_probe",
+        )  # fmt: skip
     finally:
         tb.stop_router()
-    k_t, k_reason, k_cwnd = run.startup_exit()
-    result = an.analyze(out, vantage="sender")
-    data = result.flows[result.flows["src"].str.startswith(tb.server_ip + ":")]
+    t, reason, cwnd = run.startup_exit()
+    return t, reason, None if cwnd is None else float(cwnd)
+
+
+def compare(capture_path: Path, sender_ip: str, path: str, stack: str, k_t: float | None, k_reason: str, k_cwnd: float | None,
+            vantage: str | None = "sender") -> TruthRow:  # fmt: skip
+    """The data flow from ``sender_ip`` in the capture, analysed at ``vantage`` (None: inferred),
+    beside the stack's own exit (time since its first data packet, reason, cwnd in segments)."""
+    from .. import analyze as an
+
+    result = an.analyze(capture_path, vantage=vantage)
+    data = result.flows[result.flows["src"].str.startswith(sender_ip + ":")] if len(result.flows) else result.flows
     if data.empty:
-        raise CaptureError(f"{out}: no data flow from {tb.server_ip} in the capture")
+        raise CaptureError(f"{capture_path}: no data flow from {sender_ip} in the capture")
     f = data.iloc[0].to_dict()
     a_t = None if _null(f["startup_exit_time"]) else float(f["startup_exit_time"]) - float(f["t0"])
     a_flight = None if _null(f["exit_cwnd_pkts"]) else float(f["exit_cwnd_pkts"])
     base = None if _null(f["base_rtt"]) else float(f["base_rtt"])
     return TruthRow(
-        path=Path(scenario).stem, stack=stack, kernel_exit_s=k_t, kernel_reason=k_reason, kernel_cwnd_pkts=None if k_cwnd is None else float(k_cwnd),
+        path=path, stack=stack, kernel_exit_s=k_t, kernel_reason=k_reason, kernel_cwnd_pkts=k_cwnd,
         analyze_exit_s=a_t, analyze_reason=str(f["exit_reason"]), analyze_flight_pkts=a_flight, base_rtt_s=base,
         time_error_rtts=abs(a_t - k_t) / base if a_t is not None and k_t is not None and base else None,
         flight_error=a_flight / k_cwnd - 1 if a_flight is not None and k_cwnd else None,
-        packets=int(result.capture["packets"]), capture=str(out),
+        packets=int(result.capture["packets"]), capture=str(capture_path), vantage=str(f["vantage"]),
     )  # fmt: skip
 
 
