@@ -373,6 +373,30 @@ impl Half {
         }
         self.retx.push_back(Retx { start, end, spurious: false });
         if self.exit.is_none() {
+            // A plateau already under way when the loss comes: over the last half smoothed RTT
+            // the flight grew less than PLATEAU_GROWTH^½ over the half before (slow start grows
+            // 2^½ in that time). A delay-based exit, then the buffer overflowing before the round
+            // ends — a round is one queue-swollen RTT long — would otherwise be taken for a loss
+            // exit.
+            let srtt = self.srtt.unwrap_or(0.0) as u64;
+            if self.rounds_done >= FIRST_JUDGED_ROUND && srtt > 0 {
+                let half = srtt / 2;
+                let recent: Vec<(u64, i64)> =
+                    self.prev_round.samples.iter().chain(self.cur_round.samples.iter()).copied().filter(|&(ts, _)| ts + srtt > t).collect();
+                let late = recent.iter().filter(|&&(ts, _)| ts + half > t).map(|&(_, f)| f).max().unwrap_or(0);
+                let early = recent.iter().filter(|&&(ts, _)| ts + half <= t).map(|&(_, f)| f).max().unwrap_or(0);
+                // ...while the sender kept sending (ACK-clocked, a quarter of its window or more in
+                // the half RTT): a slow start whose ACKs come in one burst per RTT also holds its
+                // flight flat between bursts, but sends nothing then.
+                let sent_late = recent.iter().filter(|&&(ts, _)| ts + half > t).count() as i64;
+                let busy = sent_late * self.mss() * 4 >= late;
+                if early > 0 && busy && (late as f64) < PLATEAU_GROWTH.sqrt() * early as f64 {
+                    let value = if late as f64 >= PARTIAL_GROWTH.sqrt() * early as f64 { late } else { early };
+                    self.plateau_at(&recent, value);
+                }
+            }
+        }
+        if self.exit.is_none() {
             // Startup ends at the first loss the sender acts on: the largest flight in the
             // smoothed RTT before it is the window it reached.
             let window = self.srtt.unwrap_or(0.0) as u64;
@@ -429,14 +453,15 @@ impl Half {
     fn plateau(&mut self, before: &Round, plateau: &Round) {
         let grew = plateau.max_flight as f64 >= PARTIAL_GROWTH * before.max_flight as f64;
         let value = if grew { plateau.max_flight } else { before.max_flight };
+        let samples: Vec<(u64, i64)> = before.samples.iter().chain(plateau.samples.iter()).copied().collect();
+        self.plateau_at(&samples, value);
+    }
+
+    /// A plateau exit at flight `value`: when the flight among `samples` first came near it.
+    fn plateau_at(&mut self, samples: &[(u64, i64)], value: i64) {
         let mss = self.mss();
         let near = value - mss.max((PLATEAU_NEAR * value as f64) as i64);
-        let t = before
-            .samples
-            .iter()
-            .chain(plateau.samples.iter())
-            .find(|&&(_, f)| f >= near)
-            .map_or(0, |&(t, _)| t);
+        let t = samples.iter().find(|&&(_, f)| f >= near).map_or(0, |&(t, _)| t);
         let reason = match self.rwnd {
             Some(w) if value as f64 >= 0.95 * w as f64 - mss as f64 => "rwnd",
             _ => "plateau",

@@ -636,3 +636,19 @@ fn a_startlab_udp_transfer_is_read_as_the_tcp_it_carries() {
     assert!(f.base_rtt.is_some_and(|b| (0.039..0.041).contains(&b)), "Karn's samples: 40 ms, got {:?}", f.base_rtt);
     assert!(r.udp.is_empty(), "no datagram is left as plain UDP");
 }
+
+#[test]
+fn a_plateau_shortly_before_a_loss_is_still_the_exit() {
+    // The window stops at 60 segments; a segment sent soon after is lost before a whole round of
+    // the plateau has passed: the exit is the plateau, not the loss.
+    let p = Path { plateau: Some(60), drops: [125].into_iter().collect(), ..path() };
+    let (pkts, truth) = simulate(&p);
+    let r = run(&write_pcap("plateau-then-loss.pcap", &pkts, 65535));
+    let f = only_flow(&r);
+    assert_eq!(f.retransmissions, 1, "the loss is there");
+    assert_eq!(f.exit_reason, "plateau", "rounds {:?}", f.round_growths);
+    let t = f.startup_exit_time.expect("an exit") * 1e9;
+    assert!((t - truth.exit_t as f64).abs() <= f.base_rtt.unwrap() * 1e9, "exit at {t}, truth {}", truth.exit_t);
+    let w = f.exit_cwnd_pkts.expect("a flight");
+    assert!((w / 60.0 - 1.0).abs() <= 0.10, "exit flight {w} segments, window 60");
+}
