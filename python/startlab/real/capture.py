@@ -14,6 +14,7 @@ import math
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -67,7 +68,13 @@ def tcpdump(tb: Testbed, namespace: str, interface: str, path: Path, snaplen: in
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-    rest = process.stderr.read() if process.stderr is not None else ""
+        failed = sys.exc_info()[0] is not None
+        if failed and process.stderr is not None:
+            process.stderr.close()
+    rest = ""
+    if process.stderr is not None:
+        rest = process.stderr.read()
+        process.stderr.close()
     for line in rest.splitlines():
         if "dropped by kernel" in line and not line.strip().startswith("0 "):
             raise CaptureError(f"tcpdump: {line.strip()}: the capture is incomplete")
