@@ -163,3 +163,6 @@ class Simulation:
          "traces": {"cwnd": {column: np.ndarray}, "seq": {...}, "queue": {...}},
          "flow_names": list[str], "link_names": list[str], "seq_kinds": list[str],
          "scenario": str (resolved scenario JSON)}"""
+
+def analyze_capture(path: str, vantage: str | None = None) -> str:
+    """The capture analysis (docs/ANALYZE.md) as JSON: capture, flows, tcp_connections, udp, warnings."""

@@ -475,6 +475,109 @@ def replay_check(file: str, rate: str | None, duration: str | None) -> None:
     click.echo(text)
 
 
+#: Per-flow columns ``startlab analyze`` prints beside the run table's: what the capture shows.
+_CAPTURE_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("flow", "flow", str),
+    ("vantage", "vantage", str),
+    ("base_rtt", "min RTT\nms", lambda v: f"{v * 1e3:.2f}"),
+    ("max_rtt", "max RTT\nms", lambda v: f"{v * 1e3:.2f}"),
+    ("available_rate", "delivery rate\nMbit/s", lambda v: f"{v / 1e6:.2f}"),
+    ("startup_exit_time", "exit at\ns", lambda v: f"{v:.3f}"),
+    ("exit_round", "exit\nround", lambda v: f"{v:.0f}"),
+    ("retransmissions_fast", "retx\nfast", lambda v: f"{v:.0f}"),
+    ("retransmissions_timeout", "retx\ntimeout", lambda v: f"{v:.0f}"),
+    ("retransmissions_probe", "retx\nprobe", lambda v: f"{v:.0f}"),
+    ("retransmissions_spurious", "spurious\n(DSACK)", lambda v: f"{v:.0f}"),
+    ("mss", "MSS\nB", lambda v: f"{v:.0f}"),
+    ("wscale", "wscale\nsnd/rcv", str),
+    ("sack", "SACK", lambda v: "yes" if v else "no"),
+    ("timestamps", "TS", lambda v: "yes" if v else "no"),
+)
+
+#: The UDP directions ``startlab analyze`` lists: all a capture shows of an encrypted transport.
+_UDP_COLUMNS: Sequence[tuple[str, str, Callable[[Any], str]]] = (
+    ("src", "from", str),
+    ("dst", "to", str),
+    ("datagrams", "datagrams", lambda v: f"{v:.0f}"),
+    ("bytes", "bytes", lambda v: f"{v:.0f}"),
+    ("t_first", "first\ns", lambda v: f"{v:.3f}"),
+    ("t_last", "last\ns", lambda v: f"{v:.3f}"),
+    ("quic_long_headers", "QUIC long\nheaders", lambda v: f"{v:.0f}"),
+)
+
+
+@cli.command()
+@click.argument("capture", metavar="CAPTURE.pcap[ng]")
+@click.option("--vantage", type=click.Choice(["sender", "receiver", "middle"]), help="Where the capture was taken (default: inferred per flow from the round trips to each side).")
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON only (flows with their series, UDP flows, the capture, warnings).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each flow's startup figure (flight, exit, BDP) here as PNG and SVG.")
+@click.option("--fit", is_flag=True, help="Propose a scenario that reproduces the first flow (or --flow), run it and print both tables.")
+@click.option("--flow", "flow_name", help="The flow --fit uses (its name as printed, SRC -> DST).")
+@click.option("--fit-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the fitted scenario here (default: CAPTURE's name with -fit.toml).")
+def analyze(capture: str, vantage: str | None, as_json: bool, plot_dir: Path | None, fit: bool, flow_name: str | None, fit_out: Path | None) -> None:
+    """Read a packet capture (pcap or pcapng), reassemble its TCP connections and print each data
+    flow's startup as `startlab run` does: su-time, exit (first loss or flight plateau) with its
+    flight, overshoot over delivery rate × min RTT; RTTs and retransmission kinds beside it
+    (docs/ANALYZE.md). A damaged file gives what could be read and a warning naming the packet."""
+    from . import analyze as an
+    from ._console import stdout_console
+
+    try:
+        result = an.analyze(capture, vantage)
+    except an.CaptureError as e:
+        raise _Failure(f"error: {e}", 2) from e
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    fitted = None
+    if fit:
+        fitted = _fit(an, result, flow_name, fit_out if fit_out is not None else Path(capture).with_name(Path(capture).stem + "-fit.toml"))
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        console = stdout_console()
+        c = result.capture
+        console.print(f"{c['path']}: {c['format']}, {c['packets']} packets ({', '.join(c['link_types']) or 'no link type'}), "
+                      f"{c['duration']:.3f} s; {result.tcp_connections} TCP connections, {len(result.flows)} with data, {len(result.udp)} UDP directions")  # fmt: skip
+        if len(result.flows):
+            console.print(_table("Flows", result.flows, _FLOW_COLUMNS))
+            console.print(_table("What the capture shows", result.flows, _CAPTURE_COLUMNS))
+        if len(result.udp):
+            console.print(_table("UDP (no keys: datagrams, sizes and times only)", result.udp, _UDP_COLUMNS))
+        if fitted is not None:
+            console.print(_table("The capture beside the fitted scenario", fitted, (("source", "source", str), *_FLOW_COLUMNS[2:])))
+    if plot_dir is not None:
+        from .plot import save
+
+        plot_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for i, name in enumerate(result.flows["flow"] if len(result.flows) else []):
+            written += save(result.plot(name), plot_dir / f"flight-{i}")
+        click.echo(f"wrote {len(written)} files to {plot_dir}", err=True)
+
+
+def _fit(an: Any, result: Any, flow_name: str | None, out: Path) -> pd.DataFrame:
+    """Propose, write and run the scenario of one flow; both rows as one table."""
+    import pandas as pd
+
+    if result.flows.empty:
+        raise _Failure("error: --fit: the capture has no TCP flow with data", 2)
+    rows = result.flows.set_index("flow", drop=False)
+    if flow_name is not None and flow_name not in rows.index:
+        raise _Failure(f"error: --flow {flow_name!r} is not a flow of the capture; its flows: {', '.join(rows.index)}", 2)
+    row = rows.loc[flow_name if flow_name is not None else rows.index[0]].to_dict()
+    try:
+        scenario = an.propose(row, result.series[row["flow"]])
+    except ValueError as e:
+        raise _Failure(f"error: --fit: {e}", 2) from e
+    out.write_text(an.scenario_toml(scenario, f"Proposed by startlab analyze --fit from {result.capture['path']}, flow {row['flow']}.\nRun it: startlab run {out.name}"), encoding="utf-8")
+    click.echo(f"wrote {out}", err=True)
+    run = startlab.run(scenario, progress=False)
+    fit_row = run.flows.iloc[0].to_dict()
+    fit_row["source"] = f"fit: {scenario['topology']['bottleneck_rate']}, {scenario['topology']['rtt']}, {scenario['topology']['queue']['limit']}"
+    row["source"] = "capture"
+    return pd.DataFrame([row, fit_row])
+
+
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
 @_plugin_option

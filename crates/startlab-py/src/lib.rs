@@ -2,6 +2,7 @@
 //! error becomes a Python exception in [`errors`], and a Rust panic is caught and re-raised as
 //! `SimulationError` so that it never crosses into Python as a `PanicException`.
 
+mod analyze;
 mod errors;
 mod net;
 mod plugin;
@@ -488,5 +489,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(net::udp_key, m)?)?;
     m.add_function(wrap_pyfunction!(net::udp_send, m)?)?;
     m.add_function(wrap_pyfunction!(net::udp_serve, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze::analyze_capture, m)?)?;
     Ok(())
 }
