@@ -198,3 +198,35 @@ def test_qlog_from_python_and_the_cli(tmp_path: Path) -> None:
     bad = {**MIXED, "trace": {"qlog": {"flows": ["zz"]}}}
     with pytest.raises(startlab.ScenarioError, match=r"trace\.qlog\.flows\[0\]: \"zz\" names no flow"):
         startlab.run(bad, progress=False, qlog=tmp_path)
+
+
+@needs_tshark
+@pytest.mark.parametrize(("algorithm", "reason", "analyzed"), [("slow-start", "loss", "loss"), ("hystart-linux", "ack-train", "plateau")])
+def test_analyze_of_a_simulated_capture_finds_the_simulators_startup(tmp_path: Path, algorithm: str, reason: str, analyzed: str) -> None:
+    """`startlab analyze` of the sender's access link (both directions merged) against the
+    simulator's own table (docs/ANALYZE.md): the same data segments and retransmissions, the exit
+    within one base RTT and its window within 10 %."""
+    from startlab import analyze as an
+
+    doc = {
+        "name": "analyze-sim", "duration": "4s", "seed": 1,
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "20Mbps", "access_rate": "1Gbps", "rtt": "40ms",
+                     "queue": {"kind": "droptail", "limit": "60pkt"}},
+        "flows": [{"name": "a", "size": "4MB", "startup": {"algorithm": algorithm},
+                   "tcp": {"handshake": True, "congestion_avoidance": "cubic", "recovery": "sack"}}],
+        "trace": {"pcap": {"links": ["access-s0"]}},
+    }  # fmt: skip
+    r = startlab.run(doc, progress=False, pcap=tmp_path)
+    sim = r.flows.iloc[0]
+    assert sim["exit_reason"] == reason
+    capture = merged(tmp_path, [tmp_path / "access-s0-forward.pcapng", tmp_path / "access-s0-reverse.pcapng"])
+    got = an.analyze(capture, None).flows.iloc[0]
+    assert got["exit_reason"] == analyzed
+    assert (got["packets_sent"], got["retransmissions"]) == (sim["packets_sent"], sim["retransmissions"])
+    assert abs(got["startup_exit_time"] - sim["startup_exit_time"]) <= sim["base_rtt"]
+    assert got["exit_cwnd_pkts"] == pytest.approx(sim["exit_cwnd_pkts"], rel=0.10)
+    assert got["t0"] == pytest.approx(sim["t0"], abs=1e-6)
+    if analyzed == "plateau":
+        # After a loss the cumulative ACK that closes the repaired hole inflates analyze's
+        # delivery-rate estimate (docs/ANALYZE.md), so the overshoot is compared without one.
+        assert got["overshoot"] == pytest.approx(sim["overshoot"], rel=0.10)
