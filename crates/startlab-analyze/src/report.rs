@@ -362,9 +362,10 @@ fn flow(c: &Connection, side: usize, options: &Options) -> FlowReport {
     let end = h.t_last.unwrap_or(t0).max(h.acked.t.last().copied().unwrap_or(0));
     let mss = f64::from(h.max_payload.max(1));
     let min_rtt = h.min_rtt;
-    // Delivery rate: the largest rate of cumulatively ACKed bytes over one min RTT.
+    // Delivery rate: the largest rate of delivered bytes (cumulatively ACKed or SACKed) over one
+    // min RTT.
     let rate = min_rtt.filter(|&w| w > 0).and_then(|w| {
-        let (ts, vs) = (&h.acked.t, &h.acked.v);
+        let (ts, vs) = (&h.delivered.t, &h.delivered.v);
         let mut best: Option<f64> = None;
         let mut j = 0;
         for i in 0..ts.len() {

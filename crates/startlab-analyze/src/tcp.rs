@@ -198,6 +198,10 @@ pub struct Half {
     pub flight: Series<i64>,
     /// Per ACK advancing the cumulative ACK: its relative value.
     pub acked: Series<i64>,
+    /// Per ACK: the bytes delivered so far as the ACKs show them, the cumulative ACK plus the
+    /// bytes SACKed above it (the delivery rate's count: a cumulative ACK that closes a repaired
+    /// hole delivers only the hole).
+    pub delivered: Series<i64>,
     /// Full RTT samples (both halves), ns.
     pub rtt: Series<u64>,
     /// Retransmissions: relative sequence, and the kind (0 fast, 1 timeout, 2 probe).
@@ -541,6 +545,10 @@ impl Half {
             }
         }
         self.prune_sacks();
+        let delivered = self.una + self.sacked_bytes;
+        if self.delivered.v.last().is_none_or(|&d| delivered > d) {
+            self.delivered.push(t, delivered);
+        }
         if self.ack_hist.len() >= (1 << 20) {
             self.ack_hist.pop_front();
         }
