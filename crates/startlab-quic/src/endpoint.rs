@@ -262,8 +262,8 @@ impl Endpoint {
                     }
                     self.discard(Space::Handshake);
                 }
-                let request_in = self.cfg.request == 0 || self.received[Space::AppData as usize].covers(0, self.cfg.request);
-                if self.complete && !self.responding && request_in {
+                let request_in = |e: &Endpoint| e.cfg.request == 0 || e.received[Space::AppData as usize].covers(0, e.cfg.request);
+                if self.complete && !self.responding && request_in(self) {
                     self.responding = true;
                     self.sender.set_len(Space::AppData, self.cfg.response);
                     let rtt = self.sender.loss_detection().rtt().latest();
