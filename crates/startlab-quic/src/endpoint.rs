@@ -97,22 +97,27 @@ pub struct EndpointConfig {
 }
 
 /// A QUIC endpoint.
+///
+/// `repr(C)`: the handshake's flags first, then what a packet's arrival reads (the peer's bytes
+/// and packet numbers received, the application data space's last in each array, next to the
+/// sending half's first fields), the configuration last.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Endpoint {
-    cfg: EndpointConfig,
-    sender: Sender,
-    receivers: [Receiver; 3],
-    /// Per space: the peer's bytes received (CRYPTO data; the stream in application data).
-    received: [RangeSet; 3],
     /// Per space: its keys were discarded.
     discarded: [bool; 3],
     complete: bool,
     confirmed: bool,
     responding: bool,
-    /// When the handshake completed (client: its Finished went; server: the client's arrived).
-    completed_at: Option<Time>,
     /// The receive limit last advertised.
     advertised: Option<u64>,
+    /// When the handshake completed (client: its Finished went; server: the client's arrived).
+    completed_at: Option<Time>,
+    /// Per space: the peer's bytes received (CRYPTO data; the stream in application data).
+    received: [RangeSet; 3],
+    receivers: [Receiver; 3],
+    sender: Sender,
+    cfg: EndpointConfig,
 }
 
 impl Endpoint {

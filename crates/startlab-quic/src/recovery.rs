@@ -180,39 +180,45 @@ impl SentQueue {
     }
 }
 
+/// `repr(C)`, the timers' fields first: every event asks every space for its timers (a space's
+/// first cache line), and only the space of the packet or the ACK for the rest.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 struct SpaceState {
-    sent: SentQueue,
-    /// The last ACK-only packets sent (number, time), not acknowledged or lost.
-    untracked: VecDeque<(u64, Time)>,
-    next_pn: u64,
-    largest_acked: Option<u64>,
     loss_time: Option<Time>,
     last_ack_eliciting: Option<Time>,
+    discarded: bool,
+    sent: SentQueue,
+    next_pn: u64,
+    largest_acked: Option<u64>,
+    /// The last ACK-only packets sent (number, time), not acknowledged or lost.
+    untracked: VecDeque<(u64, Time)>,
     /// Packet numbers ever acknowledged (for persistent congestion's "none acknowledged
     /// between"), from the sent queue's [`SentQueue::floor`] up: that check only asks about
     /// numbers between two packets of the queue, so what lies below its lowest slot is never read
     /// again and is not kept (an ACK frame repeats its old ranges, and a space with many holes
     /// would otherwise look each of them up on every frame).
     acked: RangeSet,
-    discarded: bool,
 }
 
 /// Loss detection for one connection's three packet-number spaces (RFC 9002 Appendix A).
+///
+/// `repr(C)`: what every ACK, send and timer reads comes first, the spaces last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct LossDetection {
-    cfg: LossConfig,
-    spaces: [SpaceState; 3],
-    rtt: RttEstimator,
-    pto_count: u32,
     bytes_in_flight: u64,
-    first_rtt_sample: Option<Time>,
+    pto_count: u32,
     handshake_confirmed: bool,
     /// A client that has not seen its address validated must keep a PTO armed (§6.2.2.1).
     peer_awaits_validation: bool,
     sent_bytes: u64,
     /// What the sender had delivered, and when, stamped on every packet sent.
     delivery: (u64, Time),
+    rtt: RttEstimator,
+    first_rtt_sample: Option<Time>,
+    cfg: LossConfig,
+    spaces: [SpaceState; 3],
 }
 
 impl LossDetection {

@@ -189,53 +189,58 @@ pub struct SenderStats {
 }
 
 /// The sending half of an endpoint.
+///
+/// `repr(C)`: the flags and counters every ACK and every send attempt read come first, on a few
+/// cache lines together, then the configuration, the application data space's state, loss
+/// detection and the controller (itself laid out hot fields first).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Sender {
-    cfg: SenderConfig,
-    cc: Controller,
-    ld: LossDetection,
-    pacer: Pacer,
-    /// Per space: the bytes to deliver.
-    out: [Outgoing; 3],
     /// Per space: keys are available (packets may be sent).
     open: [bool; 3],
-    /// Per space: an ACK frame to send (bundled with data, or alone).
-    acks: [Option<AckFrame>; 3],
-    /// Per space: the encoded length of the ACK frame in `acks` (asked on every send attempt).
-    ack_lens: [u32; 3],
     /// HANDSHAKE_DONE must be sent (server): set once, and again if the packet carrying it is lost.
     handshake_done: bool,
-    /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
-    handshake_done_pn: Option<u64>,
-    /// A MAX_DATA frame to send (this end's receive limit), and the packet carrying the last one.
-    max_data: Option<u64>,
-    max_data_pn: Option<(u64, u64)>,
-    /// The peer's flow-control limit on the stream (`None`: unlimited).
-    peer_max_data: Option<u64>,
-    /// An ACK_FREQUENCY frame to send, and the packet carrying the last one.
-    ack_frequency: Option<AckFrequency>,
-    ack_frequency_pn: Option<(u64, AckFrequency)>,
+    /// The last send was stopped by the window (RFC 7661's "cwnd-limited").
+    cwnd_limited: bool,
     /// Stream data was held back by the peer's limit (for results).
     flow_blocked: bool,
+    /// Per space: the encoded length of the ACK frame in `acks` (asked on every send attempt).
+    ack_lens: [u32; 3],
+    /// Probes owed after a probe timeout, and their space.
+    probes: Option<(Space, u32)>,
+    /// A MAX_DATA frame to send (this end's receive limit), and the packet carrying the last one.
+    max_data: Option<u64>,
     /// Bytes the anti-amplification limit still allows (RFC 9000 §8.1); `None`: no limit.
     amplification: Option<u64>,
+    /// The peer's flow-control limit on the stream (`None`: unlimited).
+    peer_max_data: Option<u64>,
     /// The current recovery period began at this time (§7.3.2 `congestion_recovery_start_time`).
     recovery_start: Option<Time>,
     /// A recovery period is open since this time (for [`SenderStats::recovery_time`]).
     recovering_since: Option<Time>,
-    /// Probes owed after a probe timeout, and their space.
-    probes: Option<(Space, u32)>,
-    /// The peer's last ECN-CE count (application data space).
-    ce_count: u64,
     /// Largest position (bytes sent, [`SentPacket::sent_before`]) acknowledged.
     ack_pos: u64,
     /// Bytes acknowledged.
     delivered: u64,
     /// When `delivered` last grew (the delivery-rate samples' clock).
     delivered_time: Time,
-    /// The last send was stopped by the window (RFC 7661's "cwnd-limited").
-    cwnd_limited: bool,
+    /// The peer's last ECN-CE count (application data space).
+    ce_count: u64,
+    /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
+    handshake_done_pn: Option<u64>,
+    max_data_pn: Option<(u64, u64)>,
+    /// An ACK_FREQUENCY frame to send, and the packet carrying the last one.
+    ack_frequency: Option<AckFrequency>,
+    pacer: Pacer,
     stats: SenderStats,
+    cfg: SenderConfig,
+    /// Per space: an ACK frame to send (bundled with data, or alone).
+    acks: [Option<AckFrame>; 3],
+    /// Per space: the bytes to deliver.
+    out: [Outgoing; 3],
+    ld: LossDetection,
+    cc: Controller,
+    ack_frequency_pn: Option<(u64, AckFrequency)>,
     /// The last ACK's outcome, kept for its vectors' memory.
     scratch: AckOutcome,
 }
