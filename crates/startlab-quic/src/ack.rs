@@ -140,6 +140,11 @@ pub struct Receiver {
     space: Space,
     policy: AckPolicy,
     received: RangeSet,
+    /// The highest `max_ranges` ranges of `received` as an ACK frame lists them (`[first, last]`,
+    /// highest first), kept up to date as packets arrive above the largest received (the usual
+    /// case) and rebuilt from `received` after any other change (`None`): a frame then copies
+    /// them instead of walking `received`, which keeps every hole since the connection began.
+    top: Option<Vec<(u64, u64)>>,
     /// Largest packet number received and when.
     largest: Option<(u64, Time)>,
     /// Largest ack-eliciting packet number received.
@@ -162,6 +167,7 @@ impl Receiver {
             space,
             policy,
             received: RangeSet::default(),
+            top: None,
             largest: None,
             largest_eliciting: None,
             unacked_eliciting: 0,
@@ -191,12 +197,14 @@ impl Receiver {
     /// Changes the policy (an ACK_FREQUENCY frame, or the handshake's transport parameters).
     pub fn set_policy(&mut self, policy: AckPolicy) {
         self.policy = policy;
+        self.top = None;
     }
 
     /// A packet arrived. Returns true if it is a duplicate (already received). Returns the ACK to
     /// send now, if the policy says to send one at once.
     pub fn on_packet(&mut self, now: Time, pn: u64, ack_eliciting: bool, ecn: Ecn) -> (bool, Option<AckFrame>) {
-        if self.received.covers(pn, pn + 1) {
+        // Above the largest received it cannot be a duplicate (the usual case: no lookup).
+        if self.largest.is_some_and(|(l, _)| pn <= l) && self.received.covers(pn, pn + 1) {
             // A duplicate is acknowledged again (its ACK may have been lost), at once.
             return (true, ack_eliciting.then(|| self.ack_now(now)).flatten());
         }
@@ -211,6 +219,16 @@ impl Receiver {
             None => pn > 0 && !self.received.covers(0, pn),
         };
         self.received.insert(pn, pn + 1, |_, _| {});
+        match (self.top.as_mut(), self.largest) {
+            // The highest range grows by one.
+            (Some(top), Some((l, _))) if pn == l + 1 && !top.is_empty() => top[0].1 = pn,
+            // A new highest range.
+            (Some(top), Some((l, _))) if pn > l + 1 => {
+                top.insert(0, (pn, pn));
+                top.truncate(self.policy.max_ranges);
+            }
+            _ => self.top = None,
+        }
         if self.largest.is_none_or(|(l, _)| pn > l) {
             self.largest = Some((pn, now));
         }
@@ -252,7 +270,10 @@ impl Receiver {
         self.pending = false;
         self.unacked_eliciting = 0;
         self.first_unacked = None;
-        let ranges: Vec<(u64, u64)> = self.received.iter_rev().take(self.policy.max_ranges).map(|(s, e)| (s, e - 1)).collect();
+        // Sized at once: collected from the iterator, the vector would grow (and be copied)
+        // up to four times for a frame of 32 ranges.
+        let (received, max) = (&self.received, self.policy.max_ranges);
+        let ranges = self.top.get_or_insert_with(|| received.iter_rev().take(max).map(|(s, e)| (s, e - 1)).collect()).clone();
         Some(AckFrame { space: self.space, ranges, ack_delay: now.saturating_since(at), ecn: self.policy.ecn.then_some(self.ecn) })
     }
 

@@ -97,22 +97,27 @@ pub struct EndpointConfig {
 }
 
 /// A QUIC endpoint.
+///
+/// `repr(C)`: the handshake's flags first, then what a packet's arrival reads (the peer's bytes
+/// and packet numbers received, the application data space's last in each array, next to the
+/// sending half's first fields), the configuration last.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Endpoint {
-    cfg: EndpointConfig,
-    sender: Sender,
-    receivers: [Receiver; 3],
-    /// Per space: the peer's bytes received (CRYPTO data; the stream in application data).
-    received: [RangeSet; 3],
     /// Per space: its keys were discarded.
     discarded: [bool; 3],
     complete: bool,
     confirmed: bool,
     responding: bool,
-    /// When the handshake completed (client: its Finished went; server: the client's arrived).
-    completed_at: Option<Time>,
     /// The receive limit last advertised.
     advertised: Option<u64>,
+    /// When the handshake completed (client: its Finished went; server: the client's arrived).
+    completed_at: Option<Time>,
+    /// Per space: the peer's bytes received (CRYPTO data; the stream in application data).
+    received: [RangeSet; 3],
+    receivers: [Receiver; 3],
+    sender: Sender,
+    cfg: EndpointConfig,
 }
 
 impl Endpoint {
@@ -266,8 +271,8 @@ impl Endpoint {
                     }
                     self.discard(Space::Handshake);
                 }
-                let request_in = self.cfg.request == 0 || self.received[Space::AppData as usize].covers(0, self.cfg.request);
-                if self.complete && !self.responding && request_in {
+                let request_in = |e: &Endpoint| e.cfg.request == 0 || e.received[Space::AppData as usize].covers(0, e.cfg.request);
+                if self.complete && !self.responding && request_in(self) {
                     self.responding = true;
                     self.sender.set_len(Space::AppData, self.cfg.response);
                     let rtt = self.sender.loss_detection().rtt().latest();

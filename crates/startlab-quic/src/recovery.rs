@@ -130,6 +130,9 @@ pub enum Timeout {
 struct SentQueue {
     base: u64,
     slots: VecDeque<Option<SentPacket>>,
+    /// Packets kept that are ack-eliciting and in flight (the probe timeout's condition, §6.2.1,
+    /// without a walk of the queue).
+    eliciting_in_flight: usize,
 }
 
 impl SentQueue {
@@ -140,60 +143,82 @@ impl SentQueue {
         while self.base + (self.slots.len() as u64) < p.pn {
             self.slots.push_back(None);
         }
+        self.eliciting_in_flight += (p.ack_eliciting && p.in_flight) as usize;
         self.slots.push_back(Some(p));
     }
-    fn remove(&mut self, pn: u64) -> Option<SentPacket> {
-        let i = pn.checked_sub(self.base)?;
-        let p = self.slots.get_mut(i as usize)?.take();
+    /// Takes the packet in slot `i` out (the empty slots at the front are left to
+    /// [`SentQueue::trim`]).
+    fn take_slot(&mut self, i: usize) -> Option<SentPacket> {
+        let p = self.slots.get_mut(i)?.take()?;
+        self.eliciting_in_flight -= (p.ack_eliciting && p.in_flight) as usize;
+        Some(p)
+    }
+    /// Drops the empty slots at the front.
+    fn trim(&mut self) {
         while matches!(self.slots.front(), Some(None)) {
             self.slots.pop_front();
             self.base += 1;
         }
-        p
     }
-    /// Packet numbers of the packets kept in `[lo, hi]`.
-    fn numbers_in(&self, lo: u64, hi: u64) -> impl Iterator<Item = u64> + '_ {
+    /// Slot indices of packet numbers `[lo, end)` (clamped to the slots).
+    fn slots_in(&self, lo: u64, end: u64) -> std::ops::Range<usize> {
         let from = lo.saturating_sub(self.base).min(self.slots.len() as u64) as usize;
-        let to = (hi.saturating_add(1)).saturating_sub(self.base).min(self.slots.len() as u64) as usize;
-        self.slots.range(from..to).flatten().map(|p| p.pn)
+        let to = end.saturating_sub(self.base).min(self.slots.len() as u64) as usize;
+        from..to
+    }
+    /// No packet number below this is or will ever be kept: the lowest slot's (every packet sent
+    /// later has a higher number).
+    fn floor(&self) -> u64 {
+        self.base
     }
     fn values(&self) -> impl Iterator<Item = &SentPacket> {
         self.slots.iter().flatten()
     }
     fn clear(&mut self) {
         self.slots.clear();
+        self.eliciting_in_flight = 0;
     }
 }
 
+/// `repr(C)`, the timers' fields first: every event asks every space for its timers (a space's
+/// first cache line), and only the space of the packet or the ACK for the rest.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 struct SpaceState {
-    sent: SentQueue,
-    /// The last ACK-only packets sent (number, time), not acknowledged or lost.
-    untracked: VecDeque<(u64, Time)>,
-    next_pn: u64,
-    largest_acked: Option<u64>,
     loss_time: Option<Time>,
     last_ack_eliciting: Option<Time>,
-    /// Packet numbers ever acknowledged (for persistent congestion's "none acknowledged between").
-    acked: RangeSet,
     discarded: bool,
+    sent: SentQueue,
+    next_pn: u64,
+    largest_acked: Option<u64>,
+    /// The last ACK-only packets sent (number, time), not acknowledged or lost.
+    untracked: VecDeque<(u64, Time)>,
+    /// Packet numbers ever acknowledged (for persistent congestion's "none acknowledged
+    /// between"), from the sent queue's [`SentQueue::floor`] up: that check only asks about
+    /// numbers between two packets of the queue, so what lies below its lowest slot is never read
+    /// again and is not kept (an ACK frame repeats its old ranges, and a space with many holes
+    /// would otherwise look each of them up on every frame).
+    acked: RangeSet,
 }
 
 /// Loss detection for one connection's three packet-number spaces (RFC 9002 Appendix A).
+///
+/// `repr(C)`: what every ACK, send and timer reads comes first, the spaces last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct LossDetection {
-    cfg: LossConfig,
-    spaces: [SpaceState; 3],
-    rtt: RttEstimator,
-    pto_count: u32,
     bytes_in_flight: u64,
-    first_rtt_sample: Option<Time>,
+    pto_count: u32,
     handshake_confirmed: bool,
     /// A client that has not seen its address validated must keep a PTO armed (§6.2.2.1).
     peer_awaits_validation: bool,
     sent_bytes: u64,
     /// What the sender had delivered, and when, stamped on every packet sent.
     delivery: (u64, Time),
+    rtt: RttEstimator,
+    first_rtt_sample: Option<Time>,
+    cfg: LossConfig,
+    spaces: [SpaceState; 3],
 }
 
 impl LossDetection {
@@ -289,6 +314,18 @@ impl LossDetection {
 
     /// `OnAckReceived` for `frame` at `now`.
     pub fn on_ack_received(&mut self, now: Time, frame: &AckFrame) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        self.on_ack_received_into(now, frame, &mut out);
+        out
+    }
+
+    /// [`LossDetection::on_ack_received`] into `out` (cleared first), whose vectors a sender
+    /// reuses from ACK to ACK.
+    pub fn on_ack_received_into(&mut self, now: Time, frame: &AckFrame, out: &mut AckOutcome) {
+        out.acked.clear();
+        out.lost.clear();
+        out.rtt_sample = None;
+        out.persistent_congestion = false;
         let space = frame.space;
         let si = space as usize;
         let largest = frame.largest();
@@ -297,10 +334,10 @@ impl LossDetection {
             s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
         }
         let untracked_largest = self.spaces[si].untracked.iter().find(|&&(pn, _)| pn == largest).map(|&(_, t)| t);
-        let acked = self.detect_and_remove_acked(space, frame);
-        let mut out = AckOutcome::default();
+        self.detect_and_remove_acked(space, frame, &mut out.acked);
+        let acked = &out.acked;
         if acked.is_empty() {
-            return out;
+            return;
         }
         // §5.1: a sample when the largest acknowledged is newly acknowledged and some newly
         // acknowledged packet is ack-eliciting (the largest may be an ACK alone).
@@ -317,69 +354,74 @@ impl LossDetection {
             self.first_rtt_sample.get_or_insert(now);
             out.rtt_sample = Some(latest);
         }
-        let (lost, pc) = self.detect_and_remove_lost(now, space);
+        let mut lost = std::mem::take(&mut out.lost);
+        out.persistent_congestion = self.detect_and_remove_lost(now, space, &mut lost);
         out.lost = lost;
-        out.persistent_congestion = pc;
         // §6.2.1: "reset the PTO backoff factor on receiving acknowledgments", except a client
         // unsure the server validated its address.
         if !self.peer_awaits_validation {
             self.pto_count = 0;
         }
-        out.acked = acked;
-        out
     }
 
-    fn detect_and_remove_acked(&mut self, space: Space, frame: &AckFrame) -> Vec<SentPacket> {
+    /// The packets `frame` newly acknowledges, appended to `acked` in increasing packet number.
+    fn detect_and_remove_acked(&mut self, space: Space, frame: &AckFrame, acked: &mut Vec<SentPacket>) {
         let s = &mut self.spaces[space as usize];
-        let mut acked = Vec::new();
+        let floor = s.sent.floor();
+        // Lowest range first: the packets come out in increasing number.
         for &(lo, hi) in frame.ranges.iter().rev() {
-            s.untracked.retain(|&(pn, _)| pn < lo || pn > hi);
-            let pns: Vec<u64> = s.sent.numbers_in(lo, hi).collect();
-            for pn in pns {
-                let p = s.sent.remove(pn).expect("listed");
-                if p.in_flight {
-                    self.bytes_in_flight -= p.size as u64;
-                }
-                acked.push(p);
+            if !s.untracked.is_empty() {
+                s.untracked.retain(|&(pn, _)| pn < lo || pn > hi);
             }
-            s.acked.insert(lo, hi + 1, |_, _| {});
+            for i in s.sent.slots_in(lo, hi.saturating_add(1)) {
+                if let Some(p) = s.sent.take_slot(i) {
+                    if p.in_flight {
+                        self.bytes_in_flight -= p.size as u64;
+                    }
+                    acked.push(p);
+                }
+            }
+            if hi >= floor {
+                s.acked.insert(lo.max(floor), hi + 1, |_, _| {});
+            }
         }
+        s.sent.trim();
+        if s.acked.first().is_some_and(|(_, e)| e <= floor) {
+            s.acked.remove_below(floor);
+        }
+        // Already in order for a frame's disjoint ranges, highest first (a linear check then).
         acked.sort_by_key(|p| p.pn);
-        acked
     }
 
-    /// `DetectAndRemoveLostPackets(pn_space)`, with the persistent-congestion check of the
-    /// packets it declares lost.
-    fn detect_and_remove_lost(&mut self, now: Time, space: Space) -> (Vec<SentPacket>, bool) {
+    /// `DetectAndRemoveLostPackets(pn_space)`: the packets it declares lost are appended to
+    /// `lost` (empty on entry); returns whether they establish persistent congestion.
+    fn detect_and_remove_lost(&mut self, now: Time, space: Space, lost: &mut Vec<SentPacket>) -> bool {
         let loss_delay = self.rtt.loss_delay(self.cfg.time_threshold.0, self.cfg.time_threshold.1, self.cfg.granularity);
         let s = &mut self.spaces[space as usize];
         s.loss_time = None;
-        let Some(largest) = s.largest_acked else { return (Vec::new(), false) };
+        let Some(largest) = s.largest_acked else { return false };
         // Packets sent at or before this are lost by time (none while the connection is younger
         // than the threshold).
         let lost_send_time = now.0.checked_sub(loss_delay.0);
         let threshold = self.cfg.packet_threshold;
-        s.untracked.retain(|&(pn, t)| !(pn < largest && (lost_send_time.is_some_and(|l| t.0 <= l) || largest >= pn + threshold)));
-        let mut lost_pns = Vec::new();
-        for p in s.sent.values().take_while(|p| p.pn < largest) {
-            let pn = p.pn;
-            if lost_send_time.is_some_and(|l| p.time_sent.0 <= l) || largest >= pn + self.cfg.packet_threshold {
-                lost_pns.push(pn);
+        if !s.untracked.is_empty() {
+            s.untracked.retain(|&(pn, t)| !(pn < largest && (lost_send_time.is_some_and(|l| t.0 <= l) || largest >= pn + threshold)));
+        }
+        for i in s.sent.slots_in(0, largest) {
+            let Some(p) = &s.sent.slots[i] else { continue };
+            if lost_send_time.is_some_and(|l| p.time_sent.0 <= l) || largest >= p.pn + threshold {
+                let p = s.sent.take_slot(i).expect("kept");
+                if p.in_flight {
+                    self.bytes_in_flight -= p.size as u64;
+                }
+                lost.push(p);
             } else {
                 let t = p.time_sent + loss_delay;
                 s.loss_time = Some(s.loss_time.map_or(t, |l| l.min(t)));
             }
         }
-        let mut lost = Vec::with_capacity(lost_pns.len());
-        for pn in lost_pns {
-            let p = s.sent.remove(pn).expect("listed");
-            if p.in_flight {
-                self.bytes_in_flight -= p.size as u64;
-            }
-            lost.push(p);
-        }
-        let pc = self.persistent_congestion(space, &lost);
-        (lost, pc)
+        s.sent.trim();
+        !lost.is_empty() && self.persistent_congestion(space, lost)
     }
 
     /// §7.6.2: two ack-eliciting lost packets, all packets between them lost (none ever
@@ -428,7 +470,7 @@ impl LossDetection {
         let mut best: Option<(Time, Space)> = None;
         for sp in Space::ALL {
             let s = &self.spaces[sp as usize];
-            if s.discarded || !s.sent.values().any(|p| p.ack_eliciting && p.in_flight) {
+            if s.discarded || s.sent.eliciting_in_flight == 0 {
                 continue;
             }
             let mut period = base.0;
@@ -459,7 +501,8 @@ impl LossDetection {
     /// `OnLossDetectionTimeout` at `now`.
     pub fn on_timeout(&mut self, now: Time) -> Option<Timeout> {
         if let Some((_, space)) = self.earliest_loss_time() {
-            let (lost, persistent_congestion) = self.detect_and_remove_lost(now, space);
+            let mut lost = Vec::new();
+            let persistent_congestion = self.detect_and_remove_lost(now, space, &mut lost);
             return Some(Timeout::Lost { lost, persistent_congestion });
         }
         let (_, space) = self.pto_time_and_space(now)?;

@@ -36,7 +36,7 @@ use startlab_tcp::parts::{Pacer, RangeSet};
 use startlab_units::{Dur, Time};
 
 use crate::ack::{varint_len, AckFrame, AckFrequency};
-use crate::recovery::{LossConfig, LossDetection, SentPacket, Timeout};
+use crate::recovery::{AckOutcome, LossConfig, LossDetection, SentPacket, Timeout};
 use crate::Space;
 
 /// Bytes of a 1-RTT packet around its frames: the short header (1 byte of flags, an 8-byte
@@ -131,6 +131,9 @@ struct Outgoing {
     next: u64,
     lost: RangeSet,
     acked: RangeSet,
+    /// The bytes acknowledged in order from the first: `acked`'s first range if it starts at 0
+    /// (kept here, read on every packet the flow receives, so that `acked`'s heap memory is not).
+    acked_prefix: u64,
 }
 
 impl Outgoing {
@@ -145,6 +148,17 @@ impl Outgoing {
         }
         let room = self.len.map_or(u64::MAX, |l| l.saturating_sub(self.next));
         (room > 0).then(|| (self.next, room.min(max(self.next) as u64) as u32, false))
+    }
+
+    /// `[off, off + len)` is acknowledged: it need not be sent again.
+    fn on_acked(&mut self, off: u64, len: u32) {
+        self.acked.insert(off, off + len as u64, |_, _| {});
+        if !self.lost.is_empty() {
+            self.lost.remove(off, off + len as u64);
+        }
+        if off <= self.acked_prefix {
+            self.acked_prefix = self.acked.first().filter(|&(s, _)| s == 0).map_or(0, |(_, e)| e);
+        }
     }
 
     fn done(&self) -> bool {
@@ -175,54 +189,63 @@ pub struct SenderStats {
 }
 
 /// The sending half of an endpoint.
+///
+/// `repr(C)`: the flags and counters every ACK and every send attempt read come first, on a few
+/// cache lines together, then the configuration, the application data space's state, loss
+/// detection and the controller (itself laid out hot fields first).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Sender {
-    cfg: SenderConfig,
-    cc: Controller,
-    ld: LossDetection,
-    pacer: Pacer,
-    /// Packets declared lost since the log was last taken, `(space, packet number, persistent
-    /// congestion)`, when a log is kept (`keep_lost_log`: the simulator's qlog output).
-    lost_log: Option<Vec<(Space, u64, bool)>>,
-    /// Per space: the bytes to deliver.
-    out: [Outgoing; 3],
     /// Per space: keys are available (packets may be sent).
     open: [bool; 3],
-    /// Per space: an ACK frame to send (bundled with data, or alone).
-    acks: [Option<AckFrame>; 3],
     /// HANDSHAKE_DONE must be sent (server): set once, and again if the packet carrying it is lost.
     handshake_done: bool,
-    /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
-    handshake_done_pn: Option<u64>,
-    /// A MAX_DATA frame to send (this end's receive limit), and the packet carrying the last one.
-    max_data: Option<u64>,
-    max_data_pn: Option<(u64, u64)>,
-    /// The peer's flow-control limit on the stream (`None`: unlimited).
-    peer_max_data: Option<u64>,
-    /// An ACK_FREQUENCY frame to send, and the packet carrying the last one.
-    ack_frequency: Option<AckFrequency>,
-    ack_frequency_pn: Option<(u64, AckFrequency)>,
+    /// The last send was stopped by the window (RFC 7661's "cwnd-limited").
+    cwnd_limited: bool,
     /// Stream data was held back by the peer's limit (for results).
     flow_blocked: bool,
+    /// Per space: the encoded length of the ACK frame in `acks` (asked on every send attempt).
+    ack_lens: [u32; 3],
+    /// Probes owed after a probe timeout, and their space.
+    probes: Option<(Space, u32)>,
+    /// A MAX_DATA frame to send (this end's receive limit), and the packet carrying the last one.
+    max_data: Option<u64>,
     /// Bytes the anti-amplification limit still allows (RFC 9000 §8.1); `None`: no limit.
     amplification: Option<u64>,
+    /// The peer's flow-control limit on the stream (`None`: unlimited).
+    peer_max_data: Option<u64>,
     /// The current recovery period began at this time (§7.3.2 `congestion_recovery_start_time`).
     recovery_start: Option<Time>,
     /// A recovery period is open since this time (for [`SenderStats::recovery_time`]).
     recovering_since: Option<Time>,
-    /// Probes owed after a probe timeout, and their space.
-    probes: Option<(Space, u32)>,
-    /// The peer's last ECN-CE count (application data space).
-    ce_count: u64,
     /// Largest position (bytes sent, [`SentPacket::sent_before`]) acknowledged.
     ack_pos: u64,
     /// Bytes acknowledged.
     delivered: u64,
     /// When `delivered` last grew (the delivery-rate samples' clock).
     delivered_time: Time,
-    /// The last send was stopped by the window (RFC 7661's "cwnd-limited").
-    cwnd_limited: bool,
+    /// The peer's last ECN-CE count (application data space).
+    ce_count: u64,
+    /// The packet that carries HANDSHAKE_DONE, until it is acknowledged.
+    handshake_done_pn: Option<u64>,
+    max_data_pn: Option<(u64, u64)>,
+    /// An ACK_FREQUENCY frame to send, and the packet carrying the last one.
+    ack_frequency: Option<AckFrequency>,
+    pacer: Pacer,
     stats: SenderStats,
+    cfg: SenderConfig,
+    /// Per space: an ACK frame to send (bundled with data, or alone).
+    acks: [Option<AckFrame>; 3],
+    /// Per space: the bytes to deliver.
+    out: [Outgoing; 3],
+    ld: LossDetection,
+    cc: Controller,
+    ack_frequency_pn: Option<(u64, AckFrequency)>,
+    /// The last ACK's outcome, kept for its vectors' memory.
+    scratch: AckOutcome,
+    /// Packets declared lost since the log was last taken, `(space, packet number, persistent
+    /// congestion)`, when a log is kept (`keep_lost_log`: the simulator's qlog output).
+    lost_log: Option<Vec<(Space, u64, bool)>>,
 }
 
 impl Sender {
@@ -248,6 +271,7 @@ impl Sender {
             out: Default::default(),
             open: [false; 3],
             acks: Default::default(),
+            ack_lens: [0; 3],
             handshake_done: false,
             handshake_done_pn: None,
             max_data: None,
@@ -266,6 +290,7 @@ impl Sender {
             delivered_time: Time::ZERO,
             cwnd_limited: true,
             stats: SenderStats::default(),
+            scratch: AckOutcome::default(),
         }
     }
 
@@ -313,7 +338,7 @@ impl Sender {
     }
     /// Stream bytes acknowledged in order from the first (TCP's `SND.UNA`).
     pub fn stream_acked_prefix(&self) -> u64 {
-        self.out[Space::AppData as usize].acked.first().filter(|&(s, _)| s == 0).map_or(0, |(_, e)| e)
+        self.out[Space::AppData as usize].acked_prefix
     }
     /// The stream's bytes sent at least once (TCP's `SND.MAX`).
     pub fn stream_sent(&self) -> u64 {
@@ -345,6 +370,7 @@ impl Sender {
     /// An ACK frame to send in its space.
     pub(crate) fn queue_ack(&mut self, frame: AckFrame) {
         let sp = frame.space as usize;
+        self.ack_lens[sp] = frame.encoded_len();
         self.acks[sp] = Some(frame);
     }
     /// HANDSHAKE_DONE must be sent.
@@ -419,7 +445,7 @@ impl Sender {
     fn transmit_in(&mut self, now: Time, space: Space) -> Option<Transmit> {
         let si = space as usize;
         let probe = self.probes.is_some_and(|(sp, _)| sp == space);
-        let ack_len = self.acks[si].as_ref().map_or(0, |a| a.encoded_len());
+        let ack_len = if self.acks[si].is_some() { self.ack_lens[si] } else { 0 };
         let done_frame = space == Space::AppData && self.handshake_done;
         let max_data = self.max_data.filter(|_| space == Space::AppData);
         let frequency = self.ack_frequency.filter(|_| space == Space::AppData);
@@ -547,7 +573,7 @@ impl Sender {
     /// When the window holds the data back, an ACK waiting in `space` still goes.
     fn ack_alone(&mut self, now: Time, space: Space) -> Option<Transmit> {
         let ack = self.acks[space as usize].take()?;
-        let size = self.padded(space, packet_overhead(space) + ack.encoded_len());
+        let size = self.padded(space, packet_overhead(space) + self.ack_lens[space as usize]);
         if !self.amplification_allows(size) {
             self.acks[space as usize] = Some(ack);
             return None;
@@ -569,16 +595,20 @@ impl Sender {
 
     /// An ACK frame arrived at `now` (any space).
     pub fn on_ack(&mut self, now: Time, frame: &AckFrame) {
+        let mut out = std::mem::take(&mut self.scratch);
+        self.ld.on_ack_received_into(now, frame, &mut out);
+        self.on_ack_outcome(now, frame, &out);
+        self.scratch = out;
+    }
+
+    fn on_ack_outcome(&mut self, now: Time, frame: &AckFrame, out: &AckOutcome) {
         let space = frame.space;
         let si = space as usize;
-        let out = self.ld.on_ack_received(now, frame);
         let mut newly = 0u64;
         let mut after_recovery = 0u64;
         for p in &out.acked {
             if let Some((off, len)) = p.stream {
-                self.out[si].acked.insert(off, off + len as u64, |_, _| {});
-                // Acknowledged bytes need not be sent again.
-                self.out[si].lost.remove(off, off + len as u64);
+                self.out[si].on_acked(off, len);
             }
             if space == Space::AppData && self.handshake_done_pn == Some(p.pn) {
                 self.handshake_done_pn = None;

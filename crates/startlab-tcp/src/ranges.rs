@@ -62,6 +62,9 @@ impl RangeSet {
     /// The range that contains byte `x`.
     pub fn containing(&self, x: u64) -> Option<(u64, u64)> {
         let below = match &self.repr {
+            // At or above the highest range (a receiver's next packet, a sender's next ACK) the
+            // answer is the highest range's, without the search's cache lines.
+            Repr::Small(v) if v.last().is_some_and(|&(s, _)| s <= x) => v.last().copied(),
             Repr::Small(v) => v.partition_point(|&(s, _)| s <= x).checked_sub(1).map(|i| v[i]),
             Repr::Large(m) => m.range(..=x).next_back().map(|(&s, &e)| (s, e)),
         };
@@ -110,6 +113,37 @@ impl RangeSet {
             return;
         }
         match &mut self.repr {
+            // At or above the highest range's start (the usual case: data arriving in order,
+            // ACKs moving up) the new range extends the highest or follows it, as the general
+            // code below would find after its search.
+            Repr::Small(v) if v.last().is_some_and(|&(a, _)| a <= s) => {
+                let last = v.last_mut().expect("checked");
+                if s > last.1 {
+                    newly(s, e);
+                    self.bytes += e - s;
+                    v.push((s, e));
+                    if v.len() > SMALL {
+                        self.repr = Repr::Large(v.iter().copied().collect());
+                    }
+                } else if e > last.1 {
+                    newly(last.1, e);
+                    self.bytes += e - last.1;
+                    last.1 = e;
+                }
+            }
+            Repr::Large(map) if map.last_key_value().is_some_and(|(&a, _)| a <= s) => {
+                let mut last = map.last_entry().expect("checked");
+                let b = *last.get();
+                if s > b {
+                    newly(s, e);
+                    self.bytes += e - s;
+                    map.insert(s, e);
+                } else if e > b {
+                    newly(b, e);
+                    self.bytes += e - b;
+                    *last.get_mut() = e;
+                }
+            }
             Repr::Small(v) => {
                 // The ranges from the first that reaches `s` to the last that starts by `e`
                 // overlap or touch `[s, e)`.
