@@ -62,8 +62,9 @@ source = "test join"
 
 
 def env() -> dict[str, str]:
-    """The environment of a child process: this worktree's startlab first, the plug-ins' directory next."""
-    paths = [str(ROOT / "python"), str(PLUGINS)]
+    """The environment of a child process: the startlab this test imported first (an installed
+    package, or the source tree of an editable install), the plug-ins' directory next."""
+    paths = [str(Path(startlab.__file__).resolve().parent.parent), str(PLUGINS)]
     if os.environ.get("PYTHONPATH"):
         paths.append(os.environ["PYTHONPATH"])
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
