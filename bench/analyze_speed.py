@@ -4,7 +4,7 @@ transfer captured at its sender, full 1448-byte payloads with timestamps, a wind
 on a 20 ms path, one loss every 20 000 segments (three duplicate ACKs, a fast retransmission) — then
 analyses it in a child process and reports the wall time and the child's peak resident memory.
 
-    python bench/analyze_speed.py [--size 1GB] [--out /tmp/analyze-speed.pcap] [--keep]
+    python bench/analyze_speed.py [--size 1GB] [--out FILE] [--keep]
 
 The figures go into docs/ANALYZE.md and docs/PERFORMANCE.md. Not a test: nothing here is timed in CI.
 """
@@ -18,6 +18,7 @@ import resource
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -104,12 +105,12 @@ def write_capture(path: Path, size: int) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="1GB", help="capture size (e.g. 1GB, 200MB)")
-    parser.add_argument("--out", default="/tmp/analyze-speed.pcap")
+    parser.add_argument("--out", help="where to write the capture (default: a file in the system's temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the capture afterwards")
     args = parser.parse_args()
     units = {"GB": 10**9, "MB": 10**6}
     size = int(float(args.size[:-2]) * units[args.size[-2:].upper()])
-    path = Path(args.out)
+    path = Path(args.out) if args.out else Path(tempfile.gettempdir()) / "analyze-speed.pcap"
     t = time.monotonic()
     packets, written = write_capture(path, size)
     made = time.monotonic() - t

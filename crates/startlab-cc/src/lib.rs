@@ -19,12 +19,14 @@
 
 pub mod avoidance;
 mod controller;
+mod probe;
 pub mod decl;
 pub mod startup;
 #[cfg(test)]
 mod testkit;
 
-pub use controller::{Controller, CcConfig, CcView, Phase, Probe, Reduction, StartupExit};
+pub use controller::{Controller, CcConfig, CcView, Phase, Reduction, StartupExit};
+pub use probe::Probe;
 pub use startlab_units::{Dur, Time};
 
 /// Defines [`ExitReason`] from one list (variant, doc, result name): the enum, [`ExitReason::ALL`]

@@ -38,6 +38,7 @@ macro_rules! named_enum {
     };
 }
 
+mod capture;
 mod impairments;
 mod quic;
 pub mod queues;
@@ -49,6 +50,7 @@ mod workloads;
 pub use workloads::{AppSpec, ArrivalEnds, ArrivalSpec, ReplaySpec, SizeSpec, Think, UserSpec, VectorConnection};
 
 pub use quic::{AckFrequencySpec, QuicSpec, UDP_IP_HEADER};
+pub use capture::{PcapFormat, PcapSpec};
 pub use impairments::{AggregateSpec, CoalesceSpec, ImpairmentSpec, JitterDist, JitterSpec, LossSpec, RateTraceSpec};
 pub use resolve::{parse_vectors, resolve, resolve_in, set_parquet_reader, TableReader, VECTOR_COLUMNS};
 use serde::Serialize;
@@ -857,38 +859,6 @@ pub struct TraceSpec {
     pub qlog: Option<Option<Vec<String>>>,
 }
 
-/// `[trace.pcap]`: every packet that starts transmission on the chosen link directions, written
-/// with real IPv4 and TCP (or UDP) headers to one capture file per direction.
-#[derive(Clone, Debug, Serialize)]
-pub struct PcapSpec {
-    /// Which links, directions and flows, checked as `[trace.packets]` checks them.
-    pub select: PacketTraceSpec,
-    /// File format.
-    pub format: PcapFormat,
-    /// Bytes of each packet kept in the file (its headers first, then zero payload bytes); the
-    /// record's original length is the packet's whole length.
-    pub snaplen: u32,
-}
-
-/// A capture file's format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PcapFormat {
-    /// pcapng (nanosecond timestamps declared by the interface block's `if_tsresol`).
-    Pcapng,
-    /// The classic libpcap format with nanosecond timestamps (magic `a1b23c4d`).
-    Pcap,
-}
-
-impl PcapSpec {
-    /// Default `snaplen`: the headers of every packet startlab writes and a little payload, as
-    /// `tcpdump -s 128` keeps.
-    pub const DEFAULT_SNAPLEN: u32 = 128;
-    /// Largest `snaplen` (tcpdump's default, 256 KiB).
-    pub const MAX_SNAPLEN: u32 = 262_144;
-    /// Smallest `snaplen`: IPv4 and TCP headers with the longest options (60 + 60 bytes).
-    pub const MIN_SNAPLEN: u32 = 120;
-}
 
 /// `[trace.packets]`: enqueue, dequeue, drop, loss and ECN-mark events of every packet on the
 /// chosen link directions (the role of an ns-3 ascii or pcap trace at a router).
